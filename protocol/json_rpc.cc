@@ -1,0 +1,153 @@
+#include "protocol/json_rpc.h"
+
+#include <cstdint>
+
+#include "protocol/error_codes.h"
+#include "protocol/utf8.h"
+
+namespace keel {
+namespace {
+
+// nlohmann parses iteratively, but serialising and destroying a value recurse; a line
+// nested deeper than this is refused before parsing so no input can exhaust the stack.
+constexpr int kMaxNestingDepth = 128;
+
+// Deepest nesting of [ and { outside strings. Cheap enough to run on every line.
+int NestingDepth(std::string_view text) {
+  int depth = 0;
+  int max_depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) max_depth = depth;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return max_depth;
+}
+
+DecodeError Invalid(std::string message, std::optional<Json> id = std::nullopt) {
+  return DecodeError{kInvalidRequest, std::move(message), std::move(id)};
+}
+
+}  // namespace
+
+bool IsValidId(const Json& id) {
+  return id.is_string() || id.is_number_integer();  // number_integer covers unsigned
+}
+
+std::string IdKey(const Json& id) { return DumpCompact(id); }
+
+DecodeResult DecodeLine(std::string_view line) {
+  if (!IsValidUtf8(line)) {
+    return DecodeError{kParseError, "Parse error: the line is not valid UTF-8", std::nullopt};
+  }
+  if (NestingDepth(line) > kMaxNestingDepth) {
+    return DecodeError{kParseError, "Parse error: JSON nested deeper than 128 levels",
+                       std::nullopt};
+  }
+  Json root = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) {
+    return DecodeError{kParseError, "Parse error: the line is not valid JSON", std::nullopt};
+  }
+  if (root.is_array()) {
+    return Invalid("Batching not supported: send one JSON-RPC message per line");
+  }
+  if (!root.is_object()) return Invalid("Invalid Request: a message must be a JSON object");
+
+  std::optional<Json> id;
+  const auto id_it = root.find("id");
+  const bool has_id = id_it != root.end();
+  if (has_id) {
+    if (!IsValidId(*id_it)) {
+      return Invalid("Invalid Request: id must be a string or an integer");
+    }
+    id = *id_it;
+  }
+  const auto version = root.find("jsonrpc");
+  if (version == root.end() || !version->is_string() || version->get_ref<const std::string&>() != "2.0") {
+    return Invalid("Invalid Request: \"jsonrpc\" must be \"2.0\"", id);
+  }
+
+  Message message;
+  const auto method = root.find("method");
+  if (method != root.end()) {
+    if (!method->is_string()) return Invalid("Invalid Request: method must be a string", id);
+    message.method = method->get<std::string>();
+    message.kind = has_id ? MessageKind::kRequest : MessageKind::kNotification;
+    const auto params = root.find("params");
+    if (params != root.end()) {
+      if (!params->is_object()) {
+        // MCP params are always objects; a notification gets no answer either way.
+        return DecodeError{kInvalidParams, "Invalid params: params must be an object", id};
+      }
+      message.params = std::move(*params);
+    }
+    if (has_id) message.id = std::move(*id);
+    return message;
+  }
+
+  const auto result = root.find("result");
+  const auto error = root.find("error");
+  const bool has_result = result != root.end();
+  const bool has_error = error != root.end();
+  if (has_id && has_result != has_error) {
+    message.kind = MessageKind::kResponse;
+    message.id = std::move(*id);
+    if (has_result) message.result = std::move(*result);
+    if (has_error) message.error = std::move(*error);
+    return message;
+  }
+  return Invalid("Invalid Request: a message needs a method, or an id with a result or an error",
+                 id);
+}
+
+std::string DumpCompact(const Json& value) {
+  return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string EncodeResult(const Json& id, const Json& result) {
+  std::string out = R"({"jsonrpc":"2.0","id":)";
+  out += DumpCompact(id);
+  out += R"(,"result":)";
+  out += DumpCompact(result);
+  out += '}';
+  return out;
+}
+
+std::string EncodeError(const std::optional<Json>& id, int code, std::string_view message,
+                        const Json& data) {
+  Json error = {{"code", code}, {"message", std::string(message)}};
+  if (!data.is_null()) error["data"] = data;
+  std::string out = R"({"jsonrpc":"2.0",)";
+  if (id) {
+    out += R"("id":)";
+    out += DumpCompact(*id);
+    out += ',';
+  }
+  out += R"("error":)";
+  out += DumpCompact(error);
+  out += '}';
+  return out;
+}
+
+std::string EncodeNotification(std::string_view method, const Json& params) {
+  std::string out = R"({"jsonrpc":"2.0","method":)";
+  out += DumpCompact(Json(std::string(method)));
+  out += R"(,"params":)";
+  out += DumpCompact(params);
+  out += '}';
+  return out;
+}
+
+}  // namespace keel

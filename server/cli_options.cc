@@ -1,0 +1,122 @@
+#include "server/cli_options.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+namespace keel {
+namespace {
+
+constexpr int kExitUsage = 64;    // EX_USAGE
+constexpr int kExitNoInput = 66;  // EX_NOINPUT
+constexpr int kExitConfig = 78;   // EX_CONFIG
+
+constexpr const char* kFooter = R"(
+Settings come from, highest first: the command line, KEEL_* environment variables,
+the --config file (TOML, keys are the long flag names: workers = 4, log-level = "info"),
+then the defaults shown. Durations are integers in milliseconds.
+
+stdout carries MCP JSON-RPC only; logs go to stderr or --log-file.
+On stdin EOF (or SIGTERM/SIGINT) keel stops reading, lets in-flight calls finish within
+--shutdown-grace, ends the rest with an error, and exits 0.
+Exit codes: 0 ok, 64 bad usage, 66 config file missing, 70 internal error,
+73 cannot create a file, 78 bad configuration.)";
+
+// Applies the config file to options that neither the command line nor the environment set.
+int ApplyConfigFile(CLI::App& app, const std::string& path) {
+  std::vector<CLI::ConfigItem> items;
+  try {
+    items = CLI::ConfigTOML().from_file(path);
+  } catch (const CLI::FileError& e) {
+    std::cerr << "keel: cannot read config file " << path << ": " << e.what() << "\n";
+    return kExitNoInput;
+  } catch (const CLI::Error& e) {
+    std::cerr << "keel: config file " << path << ": " << e.what() << "\n";
+    return kExitConfig;
+  }
+  for (const CLI::ConfigItem& item : items) {
+    std::string name = item.name;
+    for (char& c : name) c = c == '_' ? '-' : c;
+    CLI::Option* option = item.parents.empty() ? app.get_option_no_throw("--" + name) : nullptr;
+    if (option == nullptr || name == "config" || name == "help" || name == "version") {
+      std::cerr << "keel: config file " << path << ": unknown setting '" << item.fullname()
+                << "' (see keel --help)\n";
+      return kExitConfig;
+    }
+    const std::string& env = option->get_envname();
+    if (option->count() > 0 || (!env.empty() && std::getenv(env.c_str()) != nullptr)) continue;
+    try {
+      option->add_result(item.inputs);
+      option->run_callback();
+    } catch (const CLI::Error& e) {
+      std::cerr << "keel: config file " << path << ": " << item.name << ": " << e.what() << "\n";
+      return kExitConfig;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+CliParse ParseCommandLine(int argc, const char* const* argv) {
+  CliParse parse;
+  CliOptions& o = parse.options;
+  CLI::App app("keel: a stdio MCP server with reliable cancellation, timeouts and "
+               "exactly-once mutations.\nAn MCP host launches it as a subprocess and speaks "
+               "JSON-RPC on its stdin/stdout.",
+               "keel");
+  app.footer(kFooter);
+  app.set_version_flag("-V,--version", std::string("keel ") + KEEL_VERSION);
+  app.option_defaults()->always_capture_default();
+
+  app.add_option("--config", o.config_file, "TOML file with the same settings as the flags")
+      ->envname("KEEL_CONFIG");
+  app.add_option("--workers", o.workers,
+                 "Worker threads that run tool calls (0 = hardware threads, at least 2)")
+      ->envname("KEEL_WORKERS")->check(CLI::Range(0, 1024));
+  app.add_option("--max-inflight", o.max_inflight,
+                 "Most tool calls queued or running at once; beyond it a call gets a "
+                 "'server busy' error result")
+      ->envname("KEEL_MAX_INFLIGHT")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--max-line-bytes", o.max_line_bytes,
+                 "Longest input line accepted; a longer one gets one error and is skipped "
+                 "without being buffered")
+      ->envname("KEEL_MAX_LINE_BYTES")->check(CLI::Range(1024, 1 << 30));
+  app.add_option("--shutdown-grace", o.shutdown_grace_ms,
+                 "Milliseconds in-flight calls get to finish after stdin EOF or SIGTERM "
+                 "(hosts send SIGTERM 2000 ms after closing stdin)")
+      ->envname("KEEL_SHUTDOWN_GRACE")->check(CLI::Range(0, 600000));
+  app.add_option("--page-size", o.page_size, "Tools per tools/list page")
+      ->envname("KEEL_PAGE_SIZE")->check(CLI::Range(1, 10000));
+  app.add_option("--log-level", o.log_level, "Process log level (stderr or --log-file)")
+      ->envname("KEEL_LOG_LEVEL")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  app.add_option("--log-file", o.log_file, "Append process logs to this file instead of stderr")
+      ->envname("KEEL_LOG_FILE");
+  app.add_flag("--test-tools", o.test_tools,
+               "Also serve the test tools sleep, progress, latch_wait, latch_release, fail")
+      ->envname("KEEL_TEST_TOOLS");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    parse.exit_code = app.exit(e);
+    return parse;
+  } catch (const CLI::CallForVersion& e) {
+    parse.exit_code = app.exit(e);
+    return parse;
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    parse.exit_code = kExitUsage;
+    return parse;
+  }
+  if (!o.config_file.empty()) {
+    if (const int code = ApplyConfigFile(app, o.config_file); code != 0) parse.exit_code = code;
+  }
+  if (o.workers == 0) o.workers = std::max(2u, std::thread::hardware_concurrency());
+  return parse;
+}
+
+}  // namespace keel

@@ -1,0 +1,37 @@
+// Command-line, environment and config-file settings for keel, parsed with CLI11.
+//
+// Precedence (documented in --help and the README): command line > KEEL_* environment
+// variables > --config FILE (TOML) > built-in defaults. CLI11 2.1.2 would put the config
+// file above the environment, so keel reads the file itself after CLI11 has applied the
+// command line and the environment, and fills only options that neither set.
+//
+// Exit codes follow sysexits.h: 64 bad usage, 66 config file missing, 78 bad config.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace keel {
+
+struct CliOptions {
+  size_t workers = 0;  // 0 = hardware threads, at least 2
+  size_t max_inflight = 256;
+  size_t max_line_bytes = 16 << 20;
+  long long shutdown_grace_ms = 1500;
+  size_t page_size = 100;
+  std::string log_level = "warn";
+  std::string log_file;
+  std::string config_file;
+  bool test_tools = false;
+};
+
+struct CliParse {
+  CliOptions options;
+  // Set when keel must exit now (help, version, an error); the message is printed already.
+  std::optional<int> exit_code;
+};
+
+CliParse ParseCommandLine(int argc, const char* const* argv);
+
+}  // namespace keel

@@ -1,0 +1,48 @@
+// Clock: the one source of time for the server, injectable so tests drive time by hand.
+// SteadyClock is thread-safe; FakeClock (tests/fakes) is for single-threaded tests.
+#pragma once
+
+#include <chrono>
+
+namespace keel {
+
+using Duration = std::chrono::steady_clock::duration;
+using TimePoint = std::chrono::steady_clock::time_point;
+using Millis = std::chrono::milliseconds;
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual TimePoint Now() const = 0;
+};
+
+class SteadyClock final : public Clock {
+ public:
+  TimePoint Now() const override { return std::chrono::steady_clock::now(); }
+};
+
+// An absolute point in time, or "never". Passed down instead of relative timeouts.
+class Deadline {
+ public:
+  static Deadline Never() { return Deadline(TimePoint::max()); }
+  static Deadline At(TimePoint when) { return Deadline(when); }
+
+  bool is_never() const { return when_ == TimePoint::max(); }
+  TimePoint when() const { return when_; }
+  bool Expired(TimePoint now) const { return !is_never() && now >= when_; }
+  // Time left, clamped at zero; huge for "never".
+  Duration Remaining(TimePoint now) const {
+    if (is_never()) return Duration::max();
+    return now >= when_ ? Duration::zero() : when_ - now;
+  }
+
+ private:
+  explicit Deadline(TimePoint when) : when_(when) {}
+  TimePoint when_;
+};
+
+inline long long ToMillis(Duration d) {
+  return std::chrono::duration_cast<Millis>(d).count();
+}
+
+}  // namespace keel

@@ -1,0 +1,80 @@
+// EventLoop: the single protocol thread. It waits with poll() on the fds it watches, a
+// wake fd that other threads signal through Post(), and the nearest timer deadline.
+//
+// Ownership: the loop owns its timers and mailbox; watched fds belong to their owners.
+// Thread-safety: Post() may be called from any thread; everything else is loop-thread only.
+// Invariants:
+//  1. Handlers run on the loop thread, one at a time, and must never block.
+//  2. Posted functions run in the order they were posted.
+//  3. A cancelled timer never fires; a timer fires at most once.
+//  4. Before each poll, the "before-wait" hooks run (the outbox flushes there, so many
+//     replies produced in one iteration leave in one write).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "server/clock.h"
+
+namespace keel {
+
+class EventLoop {
+ public:
+  using Fn = std::function<void()>;
+  using FdFn = std::function<void(short revents)>;
+  using TimerId = uint64_t;
+
+  explicit EventLoop(const Clock& clock);
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  // Thread-safe: queue `fn` to run on the loop thread and wake the loop.
+  void Post(Fn fn);
+
+  TimerId AddTimer(TimePoint when, Fn fn);
+  void CancelTimer(TimerId id);
+
+  // Watches `fd` for `events` (POLLIN/POLLOUT); events 0 keeps it registered but idle.
+  void Watch(int fd, short events, FdFn fn);
+  void SetEvents(int fd, short events);
+  void Unwatch(int fd);
+
+  void AddBeforeWait(Fn fn);
+
+  // Runs until Stop(). Stop() may be called from a handler on the loop thread.
+  void Run();
+  void Stop() { stopping_ = true; }
+
+  // One iteration: waits at most `max_wait` (zero: do not block). For tests.
+  void RunOnce(Duration max_wait);
+
+  const Clock& clock() const { return clock_; }
+
+ private:
+  void DrainMailbox();
+  void FireTimers();
+
+  const Clock& clock_;
+  int wake_fd_ = -1;  // eventfd the mailbox signals
+
+  std::mutex mailbox_mu_;
+  std::vector<Fn> mailbox_;  // guarded by mailbox_mu_
+  bool wake_pending_ = false;  // guarded by mailbox_mu_: a wake-up is already written
+
+  struct Watcher {
+    short events;
+    FdFn fn;
+  };
+  std::map<int, Watcher> watchers_;
+  std::multimap<TimePoint, TimerId> timers_by_time_;
+  std::map<TimerId, std::pair<TimePoint, Fn>> timers_;
+  TimerId next_timer_ = 1;
+  std::vector<Fn> before_wait_;
+  bool stopping_ = false;
+};
+
+}  // namespace keel

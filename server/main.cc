@@ -1,0 +1,151 @@
+// keel's entry point: flags and wiring only. The rules live in the pieces wired here.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+#include <spdlog/spdlog.h>
+
+#include "server/cli_options.h"
+#include "server/event_loop.h"
+#include "server/process_log.h"
+#include "server/session.h"
+#include "server/stdio_transport.h"
+#include "server/tool_registry.h"
+#include "server/tools/echo_tool.h"
+#include "server/tools/test_tools.h"
+#include "server/worker_pool.h"
+
+namespace {
+
+constexpr int kExitSoftware = 70;  // EX_SOFTWARE
+constexpr int kExitCantCreate = 73;  // EX_CANTCREAT
+
+int signal_pipe[2] = {-1, -1};
+
+void OnSignal(int signo) {
+  const char byte = static_cast<char>(signo);
+  [[maybe_unused]] ssize_t n = write(signal_pipe[1], &byte, 1);
+}
+
+// Moves the protocol streams to private fds: fd 1 then points at stderr and fd 0 at
+// /dev/null, so no stray write from a library or child process can corrupt the stream
+// and no child can steal input. Returns false if the fds cannot be moved.
+bool TakeProtocolFds(int* in_fd, int* out_fd) {
+  *in_fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+  *out_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (*in_fd < 0 || *out_fd < 0) return false;
+  const int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (devnull < 0 || dup2(devnull, STDIN_FILENO) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+    return false;
+  }
+  close(devnull);
+  return true;
+}
+
+bool InstallSignalHandlers() {
+  if (pipe2(signal_pipe, O_NONBLOCK | O_CLOEXEC) != 0) return false;
+  signal(SIGPIPE, SIG_IGN);  // a closed stdout shows up as EPIPE instead of killing us
+  struct sigaction action = {};
+  action.sa_handler = OnSignal;
+  sigemptyset(&action.sa_mask);
+  return sigaction(SIGTERM, &action, nullptr) == 0 && sigaction(SIGINT, &action, nullptr) == 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  keel::InstallStderrLogger();  // spdlog's default logger writes to stdout: replace it first
+  const keel::CliParse cli = keel::ParseCommandLine(argc, argv);
+  if (cli.exit_code) return *cli.exit_code;
+  const keel::CliOptions& flags = cli.options;
+
+  if (const std::string error = keel::ConfigureProcessLog(flags.log_level, flags.log_file);
+      !error.empty()) {
+    std::cerr << "keel: cannot open log file " << flags.log_file << ": " << error << "\n";
+    return kExitCantCreate;
+  }
+  int in_fd = -1;
+  int out_fd = -1;
+  if (!TakeProtocolFds(&in_fd, &out_fd) || !InstallSignalHandlers()) {
+    spdlog::critical("cannot set up stdio: {}", std::strerror(errno));
+    return kExitSoftware;
+  }
+
+  keel::ToolRegistry registry;
+  std::vector<std::unique_ptr<keel::Tool>> tools;
+  tools.push_back(keel::MakeEchoTool());
+  if (flags.test_tools) {
+    for (auto& tool : keel::MakeTestTools()) tools.push_back(std::move(tool));
+  }
+  for (auto& tool : tools) {
+    if (const std::string error = registry.Register(std::move(tool)); !error.empty()) {
+      spdlog::critical("invalid tool catalog: {}", error);
+      return kExitSoftware;
+    }
+  }
+
+  keel::SteadyClock clock;
+  keel::EventLoop loop(clock);
+  keel::WorkerPool pool(flags.workers);
+  keel::SessionOptions session_options;
+  session_options.max_inflight = flags.max_inflight;
+  session_options.page_size = flags.page_size;
+  session_options.shutdown_grace = keel::Millis(flags.shutdown_grace_ms);
+  session_options.max_line_bytes = flags.max_line_bytes;
+  session_options.server_version = KEEL_VERSION;
+
+  keel::Session* session = nullptr;
+  bool peer_gone = false;
+  keel::StdioTransport transport(
+      loop, in_fd, out_fd, flags.max_line_bytes,
+      {.on_line = [&](std::string_view line) { session->HandleLine(line); },
+       .on_oversized = [&](size_t bytes) { session->HandleOversizedLine(bytes); },
+       .on_eof = [&] { session->BeginShutdown("stdin closed"); },
+       .on_peer_gone =
+           [&] {
+             // Nobody reads stdout any more: nothing we write can arrive, so stop now.
+             peer_gone = true;
+             spdlog::info("stdout closed by the client; exiting");
+             loop.Stop();
+           }});
+  keel::Session session_object(loop, transport, registry, pool, session_options);
+  session = &session_object;
+  session->set_on_stop_reading([&] { transport.StopReading(); });
+  session->set_on_finished([&] { loop.Stop(); });
+
+  int signals_seen = 0;
+  loop.Watch(signal_pipe[0], POLLIN, [&](short) {
+    char byte;
+    while (read(signal_pipe[0], &byte, 1) == 1) {
+      // The first signal drains like EOF; a second one ends the grace at once.
+      if (++signals_seen == 1) {
+        session->BeginShutdown(byte == SIGINT ? "SIGINT" : "SIGTERM");
+      } else {
+        session->ShutdownNow();
+      }
+    }
+  });
+
+  spdlog::info("keel {} serving on stdio with {} workers, {} tools", KEEL_VERSION, pool.threads(),
+               registry.tools().size());
+  loop.Run();
+
+  // Exit path: hosts kill us 2 s after closing stdin, so every wait here is short.
+  if (!peer_gone) transport.FlushBlocking(clock.Now() + keel::Millis(250));
+  const bool idle = pool.WaitIdle(clock.Now() + keel::Millis(100));
+  spdlog::info("exiting; {} late result(s) dropped", session->coordinator().late_results_dropped());
+  spdlog::default_logger()->flush();
+  if (!idle) {
+    // A tool ignored its cancellation token; joining its thread could hang forever.
+    spdlog::warn("a tool did not stop after cancellation; exiting without waiting for it");
+    spdlog::default_logger()->flush();
+    std::_Exit(0);
+  }
+  return 0;
+}

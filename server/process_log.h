@@ -1,0 +1,17 @@
+// Process logging (spdlog) for operators: stderr by default, or a file. Never stdout,
+// which carries the protocol only. Call SetUpProcessLog() first thing in main(): spdlog's
+// default logger writes to stdout until it is replaced.
+#pragma once
+
+#include <string>
+
+namespace keel {
+
+// Installs a stderr logger at `warn`. Cannot fail.
+void InstallStderrLogger();
+
+// Applies the operator's choice: level (trace|debug|info|warn|error|off) and an optional
+// file (appended). Returns an empty string, or why the file could not be opened.
+std::string ConfigureProcessLog(const std::string& level, const std::string& file);
+
+}  // namespace keel

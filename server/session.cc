@@ -1,0 +1,283 @@
+#include "server/session.h"
+
+#include <spdlog/spdlog.h>
+
+#include "protocol/cursor.h"
+#include "protocol/error_codes.h"
+#include "protocol/mcp_version.h"
+#include "protocol/schema_validator.h"
+
+namespace keel {
+namespace {
+
+bool IsBlank(std::string_view line) {
+  return line.find_first_not_of(" \t\r") == std::string_view::npos;
+}
+
+// Methods keel serves once initialized. Anything else is -32601 at any time.
+bool IsKnownMethod(std::string_view method) {
+  return method == "initialize" || method == "ping" || method == "tools/list" ||
+         method == "tools/call" || method == "logging/setLevel";
+}
+
+// Client-chosen text quoted back in an error message, kept short.
+std::string Quote(std::string_view text) {
+  constexpr size_t kMaxQuoted = 80;
+  if (text.size() <= kMaxQuoted) return std::string(text);
+  return std::string(text.substr(0, kMaxQuoted)) + "...";
+}
+
+}  // namespace
+
+Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, WorkerPool& pool,
+                 SessionOptions options)
+    : loop_(loop),
+      sink_(sink),
+      tools_(tools),
+      pool_(pool),
+      options_(std::move(options)),
+      coordinator_(sink, options_.max_inflight),
+      client_log_(sink, loop.clock()) {
+  coordinator_.set_on_idle([this] {
+    if (shutting_down_) FinishShutdown();
+  });
+}
+
+void Session::HandleLine(std::string_view line) {
+  if (IsBlank(line)) return;
+  DecodeResult decoded = DecodeLine(line);
+  if (auto* error = std::get_if<DecodeError>(&decoded)) {
+    spdlog::debug("rejected input line: {}", error->message);
+    sink_.SendResponse(EncodeError(error->id, error->code, error->message));
+    return;
+  }
+  Message& message = std::get<Message>(decoded);
+  switch (message.kind) {
+    case MessageKind::kRequest:
+      HandleRequest(message);
+      break;
+    case MessageKind::kNotification:
+      HandleNotification(message);
+      break;
+    case MessageKind::kResponse:
+      // keel sends no requests, so every response is for an id it never used.
+      spdlog::info("dropped a response for unknown request id {}", IdKey(message.id));
+      break;
+  }
+}
+
+void Session::HandleOversizedLine(size_t bytes) {
+  spdlog::warn("skipped an input line of {} bytes (limit {})", bytes, options_.max_line_bytes);
+  sink_.SendResponse(EncodeError(
+      std::nullopt, kInvalidRequest,
+      "Invalid Request: line of " + std::to_string(bytes) + " bytes exceeds --max-line-bytes " +
+          std::to_string(options_.max_line_bytes) + "; it was skipped"));
+}
+
+void Session::HandleRequest(Message& message) {
+  const std::string& method = message.method;
+  if (method == "ping") return Reply(message.id, Json::object());
+  if (!IsKnownMethod(method)) {
+    return ReplyError(message.id, kMethodNotFound, "Method not found: " + Quote(method));
+  }
+  if (method == "initialize") return Initialize(message);
+  if (!initialized_) {
+    return ReplyError(message.id, kInvalidRequest,
+                      "Server not initialized: send initialize first");
+  }
+  if (method == "tools/list") return ListTools(message);
+  if (method == "tools/call") return CallTool(message);
+  if (method == "logging/setLevel") return SetLogLevel(message);
+}
+
+void Session::HandleNotification(const Message& message) {
+  if (message.method == "notifications/cancelled") {
+    // Malformed, unknown, finished or initialize ids are ignored, never answered.
+    if (message.params.is_object()) {
+      const auto id = message.params.find("requestId");
+      if (id != message.params.end() && coordinator_.Cancel(*id)) {
+        spdlog::debug("cancelled request {}", IdKey(*id));
+      }
+    }
+    return;
+  }
+  // notifications/initialized needs no action: requests are served as soon as the
+  // initialize response is out (clients pipeline). Unknown notifications are ignored.
+}
+
+void Session::Initialize(const Message& message) {
+  if (initialized_) {
+    return ReplyError(message.id, kInvalidRequest, "Invalid Request: already initialized");
+  }
+  std::string requested;
+  if (message.params.is_object()) {
+    const auto version = message.params.find("protocolVersion");
+    if (version != message.params.end() && version->is_string()) requested = version->get<std::string>();
+  }
+  if (requested.empty()) {
+    return ReplyError(message.id, kInvalidParams,
+                      "Invalid params: initialize needs params.protocolVersion (a string)");
+  }
+  initialized_ = true;
+  Json result = {
+      {"protocolVersion", std::string(NegotiateProtocolVersion(requested))},
+      {"capabilities", {{"tools", {{"listChanged", false}}}, {"logging", Json::object()}}},
+      {"serverInfo",
+       {{"name", "keel"}, {"title", "keel reliable MCP server"}, {"version", options_.server_version}}},
+      {"instructions",
+       "keel serves tools with reliable cancellation, timeouts and exactly-once mutations."}};
+  Reply(message.id, result);
+}
+
+void Session::ListTools(const Message& message) {
+  size_t offset = 0;
+  if (message.params.is_object()) {
+    const auto cursor = message.params.find("cursor");
+    if (cursor != message.params.end() && !cursor->is_null()) {
+      std::optional<size_t> decoded;
+      if (cursor->is_string()) decoded = DecodeCursor("tools", cursor->get<std::string>());
+      if (!decoded || *decoded > tools_.tools().size()) {
+        return ReplyError(message.id, kInvalidParams, "Invalid params: invalid cursor");
+      }
+      offset = *decoded;
+    }
+  }
+  const auto& all = tools_.tools();
+  const size_t end = std::min(all.size(), offset + options_.page_size);
+  Json list = Json::array();
+  for (size_t i = offset; i < end; ++i) list.push_back(ToolRegistry::Describe(all[i]->spec()));
+  Json result = {{"tools", std::move(list)}};
+  if (end < all.size()) result["nextCursor"] = EncodeCursor("tools", end);
+  Reply(message.id, result);
+}
+
+void Session::SetLogLevel(const Message& message) {
+  std::optional<LogLevel> level;
+  if (message.params.is_object()) {
+    const auto name = message.params.find("level");
+    if (name != message.params.end() && name->is_string()) {
+      level = ParseLogLevel(name->get<std::string>());
+    }
+  }
+  if (!level) {
+    return ReplyError(message.id, kInvalidParams,
+                      "Invalid params: level must be one of debug, info, notice, warning, "
+                      "error, critical, alert, emergency");
+  }
+  client_log_.SetLevel(*level);
+  Reply(message.id, Json::object());
+}
+
+void Session::CallTool(Message& message) {
+  const Json& params = message.params;
+  const auto name = params.is_object() ? params.find("name") : params.end();
+  if (!params.is_object() || name == params.end() || !name->is_string()) {
+    return ReplyError(message.id, kInvalidParams, "Invalid params: tools/call needs a string name");
+  }
+  const std::string tool_name = name->get<std::string>();
+  Tool* tool = tools_.Find(tool_name);
+  if (tool == nullptr) {
+    return ReplyError(message.id, kInvalidParams, "Unknown tool: " + Quote(tool_name));
+  }
+  Json arguments = Json::object();
+  if (const auto args = params.find("arguments"); args != params.end() && !args->is_null()) {
+    if (!args->is_object()) {
+      return ReplyError(message.id, kInvalidParams, "Invalid params: arguments must be an object");
+    }
+    arguments = *args;
+  }
+  Json progress_token;
+  if (const auto meta = params.find("_meta"); meta != params.end() && meta->is_object()) {
+    const auto token = meta->find("progressToken");
+    if (token != meta->end() && IsValidId(*token)) progress_token = *token;
+  }
+  if (coordinator_.InFlight(message.id)) {
+    return ReplyError(message.id, kInvalidRequest,
+                      "Invalid Request: request id " + Quote(IdKey(message.id)) +
+                          " is already in flight");
+  }
+  const ToolSpec& spec = tool->spec();
+  if (auto problem = ValidateSchema(spec.input_schema, arguments)) {
+    return Reply(message.id,
+                 ErrorResult("Invalid arguments for tool '" + spec.name + "': " + *problem,
+                             Json{{"type", "invalid_arguments"}, {"message", *problem}}));
+  }
+  if (shutting_down_) {
+    return ReplyError(message.id, kInternalError, "Server shutting down: call not started");
+  }
+  if (spec.runs_on_loop) {
+    ToolContext ctx(std::move(arguments), CancellationToken(), nullptr);
+    return Reply(message.id, tool->Call(ctx));
+  }
+  if (coordinator_.AtCapacity()) {
+    const std::string text = "Server busy: " + std::to_string(options_.max_inflight) +
+                             " calls are already queued or running (--max-inflight); retry later";
+    client_log_.Log(LogLevel::kWarning, "keel", Json{{"event", "server_busy"}, {"tool", spec.name}});
+    return Reply(message.id, ErrorResult(text, Json{{"type", "server_busy"},
+                                                    {"max_inflight", options_.max_inflight},
+                                                    {"retry_after_ms", 100}}));
+  }
+
+  CancellationToken token;
+  const RequestCoordinator::Handle handle =
+      coordinator_.Begin(message.id, std::move(progress_token), token);
+  pool_.Submit([this, handle, tool, token, arguments = std::move(arguments)]() mutable {
+    ToolContext ctx(std::move(arguments), token,
+                    [this, handle](double progress, std::optional<double> total, std::string text) {
+                      loop_.Post([this, handle, progress, total, text = std::move(text)]() mutable {
+                        coordinator_.Progress(handle, progress, total, std::move(text));
+                      });
+                    });
+    Json result;
+    try {
+      result = tool->Call(ctx);
+    } catch (const std::exception& e) {
+      spdlog::error("tool '{}' threw: {}", tool->spec().name, e.what());
+      result = ErrorResult("Internal error in tool '" + tool->spec().name + "'",
+                           Json{{"type", "internal_error"}});
+    }
+    loop_.Post([this, handle, result = std::move(result)]() mutable {
+      coordinator_.Complete(handle, std::move(result));
+    });
+  });
+}
+
+void Session::Reply(const Json& id, const Json& result) {
+  sink_.SendResponse(EncodeResult(id, result));
+}
+
+void Session::ReplyError(const Json& id, int code, std::string_view message) {
+  sink_.SendResponse(EncodeError(id, code, message));
+}
+
+void Session::BeginShutdown(std::string_view why) {
+  if (shutting_down_) return;
+  shutting_down_ = true;
+  spdlog::info("shutting down ({}); {} call(s) in flight", why, coordinator_.live());
+  if (on_stop_reading_) on_stop_reading_();
+  if (coordinator_.live() == 0) return FinishShutdown();
+  grace_timer_ = loop_.AddTimer(loop_.clock().Now() + options_.shutdown_grace, [this] {
+    grace_timer_.reset();
+    ShutdownNow();
+  });
+}
+
+void Session::ShutdownNow() {
+  shutting_down_ = true;
+  const size_t ended = coordinator_.ShutDownAll(
+      kInternalError, "Server shutting down: the call did not finish within the shutdown grace");
+  if (ended > 0) spdlog::warn("shutdown ended {} call(s) still running", ended);
+  FinishShutdown();
+}
+
+void Session::FinishShutdown() {
+  if (finished_) return;
+  finished_ = true;
+  if (grace_timer_) {
+    loop_.CancelTimer(*grace_timer_);
+    grace_timer_.reset();
+  }
+  if (on_finished_) on_finished_();
+}
+
+}  // namespace keel

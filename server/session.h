@@ -1,0 +1,89 @@
+// Session: one MCP connection over stdio — lifecycle, method dispatch, the tools/call
+// path into the worker pool, and the shutdown sequence. This is the orchestrator; the
+// rules it applies live in the pieces it wires (codec, registry, coordinator, outbox).
+//
+// Thread: loop thread only. Workers report back through EventLoop::Post().
+// Invariants:
+//  1. ping is answered at once, at any time, whatever the workers are doing.
+//  2. Before initialize only ping is served; unknown methods get -32601 at any time.
+//  3. Every request gets exactly one answer, except a tools/call that was cancelled.
+//  4. Once shutdown begins, no new input is read; live calls get `shutdown_grace` to
+//     finish, then are settled with an error; then on_finished runs once.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "protocol/json_rpc.h"
+#include "server/client_log.h"
+#include "server/clock.h"
+#include "server/event_loop.h"
+#include "server/output_sink.h"
+#include "server/request_coordinator.h"
+#include "server/tool_registry.h"
+#include "server/worker_pool.h"
+
+namespace keel {
+
+struct SessionOptions {
+  size_t max_inflight = 256;
+  size_t page_size = 100;  // tools per tools/list page
+  Duration shutdown_grace = Millis(1500);
+  size_t max_line_bytes = 16 << 20;  // quoted in the oversized-line error
+  std::string server_version = "0.0.0";
+};
+
+class Session {
+ public:
+  Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, WorkerPool& pool,
+          SessionOptions options);
+
+  // One input line (without its newline).
+  void HandleLine(std::string_view line);
+  // An input line longer than max_line_bytes was skipped.
+  void HandleOversizedLine(size_t bytes);
+
+  // Stops serving: `why` is logged. Idempotent; a second call during the grace is ignored.
+  void BeginShutdown(std::string_view why);
+  // Ends the grace at once (a second signal).
+  void ShutdownNow();
+
+  void set_on_finished(std::function<void()> fn) { on_finished_ = std::move(fn); }
+  void set_on_stop_reading(std::function<void()> fn) { on_stop_reading_ = std::move(fn); }
+
+  bool initialized() const { return initialized_; }
+  const RequestCoordinator& coordinator() const { return coordinator_; }
+
+ private:
+  void HandleRequest(Message& message);
+  void HandleNotification(const Message& message);
+
+  void Initialize(const Message& message);
+  void ListTools(const Message& message);
+  void SetLogLevel(const Message& message);
+  void CallTool(Message& message);
+
+  void Reply(const Json& id, const Json& result);
+  void ReplyError(const Json& id, int code, std::string_view message);
+
+  void FinishShutdown();
+
+  EventLoop& loop_;
+  OutputSink& sink_;
+  const ToolRegistry& tools_;
+  WorkerPool& pool_;
+  SessionOptions options_;
+  RequestCoordinator coordinator_;
+  ClientLog client_log_;
+
+  bool initialized_ = false;
+  bool shutting_down_ = false;
+  bool finished_ = false;
+  std::optional<EventLoop::TimerId> grace_timer_;
+  std::function<void()> on_finished_;
+  std::function<void()> on_stop_reading_;
+};
+
+}  // namespace keel

@@ -1,0 +1,112 @@
+#include "server/stdio_transport.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace keel {
+namespace {
+
+void SetNonBlocking(int fd) {
+  const int flags = fcntl(fd, F_GETFL, 0);
+  if (flags >= 0) fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+}  // namespace
+
+StdioTransport::StdioTransport(EventLoop& loop, int in_fd, int out_fd, size_t max_line_bytes,
+                               Callbacks callbacks)
+    : loop_(loop),
+      in_fd_(in_fd),
+      out_fd_(out_fd),
+      callbacks_(std::move(callbacks)),
+      framer_(max_line_bytes, callbacks_.on_line, callbacks_.on_oversized) {
+  SetNonBlocking(in_fd_);
+  SetNonBlocking(out_fd_);
+  read_buffer_.resize(kReadChunkBytes);
+  loop_.Watch(in_fd_, POLLIN, [this](short) { OnReadable(); });
+  loop_.Watch(out_fd_, 0, [this](short revents) { OnWritable(revents); });
+  loop_.AddBeforeWait([this] { Flush(); });
+}
+
+StdioTransport::~StdioTransport() {
+  loop_.Unwatch(in_fd_);
+  loop_.Unwatch(out_fd_);
+}
+
+void StdioTransport::StopReading() {
+  reading_ = false;
+  UpdateInterest();
+}
+
+void StdioTransport::SendResponse(std::string line) { outbox_.PushResponse(std::move(line)); }
+
+void StdioTransport::SendProgress(const std::string& token_key, std::string line) {
+  outbox_.PushProgress(token_key, std::move(line));
+}
+
+void StdioTransport::SendLog(std::string line) { outbox_.PushLog(std::move(line)); }
+
+void StdioTransport::OnReadable() {
+  if (!reading_ || paused_) return;
+  const ssize_t n = read(in_fd_, read_buffer_.data(), read_buffer_.size());
+  if (n < 0) {
+    if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) return;
+    // A read error is as final as EOF: there is no more input to serve.
+  }
+  if (n <= 0) {
+    // stdin EOF is how an MCP client ends the session: stop reading (never spin on it).
+    framer_.Finish();
+    StopReading();
+    if (callbacks_.on_eof) callbacks_.on_eof();
+    return;
+  }
+  framer_.Feed(std::string_view(read_buffer_.data(), static_cast<size_t>(n)));
+}
+
+void StdioTransport::OnWritable(short revents) {
+  if (revents & (POLLERR | POLLHUP | POLLNVAL)) {
+    if (!peer_gone_) {
+      peer_gone_ = true;
+      if (callbacks_.on_peer_gone) callbacks_.on_peer_gone();
+    }
+    return;
+  }
+  Flush();
+}
+
+void StdioTransport::Flush() {
+  if (!peer_gone_ && !outbox_.empty()) {
+    if (outbox_.WriteTo(out_fd_) == Outbox::WriteStatus::kPeerGone) {
+      peer_gone_ = true;
+      UpdateInterest();
+      if (callbacks_.on_peer_gone) callbacks_.on_peer_gone();
+      return;
+    }
+  }
+  UpdateInterest();
+}
+
+void StdioTransport::UpdateInterest() {
+  if (paused_ && outbox_.bytes() < kPauseReadingBytes / 2) paused_ = false;
+  if (!paused_ && outbox_.bytes() > kPauseReadingBytes) paused_ = true;
+  loop_.SetEvents(in_fd_, reading_ && !paused_ ? POLLIN : 0);
+  loop_.SetEvents(out_fd_, !peer_gone_ && !outbox_.empty() ? POLLOUT : 0);
+}
+
+bool StdioTransport::FlushBlocking(TimePoint deadline) {
+  const Clock& clock = loop_.clock();
+  while (!peer_gone_ && !outbox_.empty()) {
+    if (outbox_.WriteTo(out_fd_) == Outbox::WriteStatus::kPeerGone) return false;
+    if (outbox_.empty()) break;
+    const auto left = std::chrono::ceil<Millis>(Deadline::At(deadline).Remaining(clock.Now()));
+    if (left.count() <= 0) return false;
+    pollfd pfd{out_fd_, POLLOUT, 0};
+    poll(&pfd, 1, static_cast<int>(left.count()));
+  }
+  return outbox_.empty();
+}
+
+}  // namespace keel

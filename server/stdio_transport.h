@@ -1,0 +1,75 @@
+// StdioTransport: newline-delimited JSON-RPC over two fds (keel's private copies of
+// stdin and stdout). It frames input with LineFramer, queues output in the Outbox, and
+// writes only when the fd accepts bytes. Loop thread only.
+//
+// Invariants:
+//  1. Reading stops for good at EOF or StopReading(); it pauses while the outbox holds
+//     more than kPauseReadingBytes (backpressure to a client that stopped reading) and
+//     resumes below half of that.
+//  2. The outbox is flushed once per loop iteration, before the loop waits, so replies
+//     produced together leave in one writev().
+//  3. A write error (EPIPE: the client is gone) is reported once through on_peer_gone.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "protocol/line_framer.h"
+#include "server/event_loop.h"
+#include "server/outbox.h"
+#include "server/output_sink.h"
+
+namespace keel {
+
+class StdioTransport final : public OutputSink {
+ public:
+  // Above this many unsent bytes stdin is not read: memory stays bounded and nothing
+  // already accepted is dropped.
+  static constexpr size_t kPauseReadingBytes = 8 << 20;
+  static constexpr size_t kReadChunkBytes = 64 << 10;
+
+  struct Callbacks {
+    std::function<void(std::string_view line)> on_line;
+    std::function<void(size_t bytes)> on_oversized;
+    std::function<void()> on_eof;
+    std::function<void()> on_peer_gone;
+  };
+
+  StdioTransport(EventLoop& loop, int in_fd, int out_fd, size_t max_line_bytes,
+                 Callbacks callbacks);
+  ~StdioTransport() override;
+
+  void StopReading();
+  bool reading() const { return reading_; }
+
+  // OutputSink.
+  void SendResponse(std::string line) override;
+  void SendProgress(const std::string& token_key, std::string line) override;
+  void SendLog(std::string line) override;
+
+  // Blocks until the outbox is written or the deadline passes (exit path only).
+  // True when everything was written.
+  bool FlushBlocking(TimePoint deadline);
+
+  const Outbox& outbox() const { return outbox_; }
+
+ private:
+  void OnReadable();
+  void OnWritable(short revents);
+  void Flush();
+  void UpdateInterest();
+
+  EventLoop& loop_;
+  int in_fd_;
+  int out_fd_;
+  Callbacks callbacks_;
+  LineFramer framer_;
+  Outbox outbox_;
+  std::string read_buffer_;
+  bool reading_ = true;
+  bool paused_ = false;
+  bool peer_gone_ = false;
+};
+
+}  // namespace keel

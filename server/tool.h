@@ -1,0 +1,71 @@
+// Tool: one operation keel serves through tools/call, plus the context a call runs in.
+//
+// Thread-safety: Call() runs on a worker thread (or on the loop thread for tools whose
+// spec says runs_on_loop: those must return at once and never block). A Tool object is
+// shared by concurrent calls, so Call() must be reentrant.
+// Cancellation is cooperative: a tool checks ctx.cancelled() or waits on ctx.token();
+// whatever it returns after a cancel is discarded by the RequestCoordinator.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "server/cancellation.h"
+
+namespace keel {
+
+using Json = nlohmann::json;
+
+struct ToolSpec {
+  std::string name;  // ^[a-zA-Z0-9_-]{1,64}$ (hosts reject anything else)
+  std::string title;
+  std::string description;
+  Json input_schema;  // a JSON Schema object with "type": "object"
+  Json annotations;   // MCP ToolAnnotations hints, or null
+  // Instant and non-blocking: runs on the loop thread and takes no worker slot.
+  bool runs_on_loop = false;
+};
+
+class ToolContext {
+ public:
+  using ProgressFn =
+      std::function<void(double progress, std::optional<double> total, std::string message)>;
+
+  ToolContext(Json arguments, CancellationToken token, ProgressFn progress)
+      : arguments_(std::move(arguments)), token_(std::move(token)), progress_(std::move(progress)) {}
+
+  const Json& arguments() const { return arguments_; }
+  const CancellationToken& token() const { return token_; }
+  bool cancelled() const { return token_.IsCancelled(); }
+
+  // Reports progress; keel forwards it only when the client asked for progress.
+  void ReportProgress(double progress, std::optional<double> total = std::nullopt,
+                      std::string message = std::string()) {
+    if (progress_) progress_(progress, total, std::move(message));
+  }
+
+ private:
+  Json arguments_;
+  CancellationToken token_;
+  ProgressFn progress_;
+};
+
+class Tool {
+ public:
+  virtual ~Tool() = default;
+  virtual const ToolSpec& spec() const = 0;
+  // Returns an MCP CallToolResult ({content, structuredContent?, isError?}).
+  virtual Json Call(ToolContext& ctx) = 0;
+};
+
+// A CallToolResult with one text block.
+Json TextResult(std::string_view text);
+// A CallToolResult with isError: true, one text block and, when given,
+// structuredContent {"error": error}.
+Json ErrorResult(std::string_view text, const Json& error = Json());
+
+}  // namespace keel

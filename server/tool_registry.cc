@@ -1,0 +1,49 @@
+#include "server/tool_registry.h"
+
+#include "protocol/schema_validator.h"
+
+namespace keel {
+
+bool IsValidToolName(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string ToolRegistry::Register(std::unique_ptr<Tool> tool) {
+  const ToolSpec& spec = tool->spec();
+  if (!IsValidToolName(spec.name)) {
+    return "tool name '" + spec.name + "' must match ^[a-zA-Z0-9_-]{1,64}$";
+  }
+  if (by_name_.count(spec.name) != 0) return "tool '" + spec.name + "' is registered twice";
+  const auto type = spec.input_schema.find("type");
+  if (!spec.input_schema.is_object() || type == spec.input_schema.end() || *type != "object") {
+    return "tool '" + spec.name + "': inputSchema needs \"type\": \"object\"";
+  }
+  if (auto problem = CheckSchemaWellFormed(spec.input_schema)) {
+    return "tool '" + spec.name + "': " + *problem;
+  }
+  by_name_.emplace(spec.name, tool.get());
+  tools_.push_back(std::move(tool));
+  return std::string();
+}
+
+Tool* ToolRegistry::Find(std::string_view name) const {
+  auto it = by_name_.find(std::string(name));
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+Json ToolRegistry::Describe(const ToolSpec& spec) {
+  Json tool = {{"name", spec.name}};
+  if (!spec.title.empty()) tool["title"] = spec.title;
+  tool["description"] = spec.description;
+  tool["inputSchema"] = spec.input_schema;
+  if (!spec.annotations.is_null()) tool["annotations"] = spec.annotations;
+  return tool;
+}
+
+}  // namespace keel

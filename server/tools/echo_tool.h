@@ -1,0 +1,13 @@
+// echo {text}: returns its text unchanged. Always on; the smallest end-to-end check that
+// a host can reach keel. Reentrant, read-only.
+#pragma once
+
+#include <memory>
+
+#include "server/tool.h"
+
+namespace keel {
+
+std::unique_ptr<Tool> MakeEchoTool();
+
+}  // namespace keel

@@ -1,0 +1,21 @@
+// Test tools (behind --test-tools): they let tests and transcripts force every ordering
+// without sleeping.
+//   sleep {ms}                      waits ms, returns early (cancelled) when cancelled
+//   progress {steps, interval_ms}   reports progress 1..steps, interval_ms apart
+//   latch_wait {name}               blocks until latch `name` is released, or cancelled
+//   latch_release {name}            opens latch `name` for good; runs on the loop thread,
+//                                   so it works even when every worker is blocked
+//   fail {message}                  returns isError: true with the message
+// Latches live in one LatchRegistry shared by the tools of one server; thread-safe.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "server/tool.h"
+
+namespace keel {
+
+std::vector<std::unique_ptr<Tool>> MakeTestTools();
+
+}  // namespace keel
