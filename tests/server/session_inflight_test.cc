@@ -1,0 +1,94 @@
+// Session behaviour that needs a call to stay in flight: a real worker blocked on a latch
+// (released by the test through latch_release, never by sleeping). Proves DC-1: the loop
+// keeps serving while workers are busy, and cancel/shutdown settle calls exactly once.
+#include <catch2/catch.hpp>
+
+#include "server/session_harness.h"
+
+namespace keel {
+namespace {
+
+TEST_CASE("ping is answered while every worker is blocked") {
+  SessionHarness h(1);
+  h.Initialize();
+  h.Send(h.Call(1, "latch_wait", {{"name", "gate"}}));
+  h.Send(R"({"jsonrpc":"2.0","id":2,"method":"ping"})");
+  CHECK(h.sink().ForId(2).size() == 1);
+  CHECK(h.sink().ForId(1).empty());
+  h.Send(h.Call(3, "latch_release", {{"name", "gate"}}));
+  REQUIRE(h.WaitFor(1));
+  CHECK(h.sink().ForId(1)[0]["result"]["content"][0]["text"] == "released gate");
+}
+
+TEST_CASE("a request id already in flight is refused and the first call continues") {
+  SessionHarness h(1);
+  h.Initialize();
+  h.Send(h.Call(5, "latch_wait", {{"name", "dup"}}));
+  h.Send(h.Call(5, "echo", {{"text", "second"}}));
+  REQUIRE(h.sink().ForId(5).size() == 1);
+  CHECK(h.sink().ForId(5)[0]["error"]["code"] == -32600);
+  h.Send(h.Call(6, "latch_release", {{"name", "dup"}}));
+  for (int i = 0; i < 200 && h.sink().ForId(5).size() < 2; ++i) h.Pump(), h.WaitFor(99);
+  REQUIRE(h.sink().ForId(5).size() == 2);
+  CHECK(h.sink().ForId(5)[1]["result"]["content"][0]["text"] == "released dup");
+}
+
+TEST_CASE("beyond --max-inflight a call gets a server-busy tool error") {
+  SessionOptions options;
+  options.max_inflight = 1;
+  SessionHarness h(1, options);
+  h.Initialize();
+  h.Send(h.Call(1, "latch_wait", {{"name", "busy"}}));
+  h.Send(h.Call(2, "echo", {{"text", "x"}}));
+  const Json busy = h.sink().ForId(2)[0]["result"];
+  CHECK(busy["isError"] == true);
+  CHECK(busy["structuredContent"]["error"]["type"] == "server_busy");
+  CHECK(busy["content"][0]["text"].get<std::string>().find("busy") != std::string::npos);
+  h.Send(h.Call(3, "latch_release", {{"name", "busy"}}));
+  REQUIRE(h.WaitFor(1));
+}
+
+TEST_CASE("a cancelled call is never answered and its worker is released") {
+  SessionHarness h(1);
+  h.Initialize();
+  h.Send(h.Call(1, "latch_wait", {{"name", "never"}}));
+  h.Send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}})");
+  // The token woke the worker: the next call runs on the same single worker.
+  h.Send(h.Call(2, "echo", {{"text", "after"}}));
+  REQUIRE(h.WaitFor(2));
+  CHECK(h.sink().ForId(1).empty());
+  CHECK(h.session().coordinator().draining() == 0);
+}
+
+TEST_CASE("shutdown waits for in-flight calls, then ends them with an error after the grace") {
+  SessionOptions options;
+  options.shutdown_grace = Millis(1500);
+  SessionHarness h(1, options);
+  h.Initialize();
+  h.Send(h.Call(1, "latch_wait", {{"name", "stuck"}}));
+  h.session().BeginShutdown("test");
+  h.Pump();
+  CHECK_FALSE(h.finished());
+  h.clock().Advance(Millis(1499));
+  h.Pump();
+  CHECK_FALSE(h.finished());
+  h.clock().Advance(Millis(1));
+  h.Pump();
+  CHECK(h.finished());
+  REQUIRE(h.sink().ForId(1).size() == 1);
+  CHECK(h.sink().ForId(1)[0]["error"]["code"] == -32603);
+}
+
+TEST_CASE("shutdown finishes as soon as the last in-flight call completes") {
+  SessionHarness h(1);
+  h.Initialize();
+  h.Send(h.Call(1, "latch_wait", {{"name", "drain"}}));
+  h.Send(h.Call(2, "latch_release", {{"name", "drain"}}));
+  h.session().BeginShutdown("test");
+  REQUIRE(h.WaitFor(1));
+  CHECK(h.sink().ForId(1)[0].contains("result"));
+  CHECK(h.finished());
+}
+
+}  // namespace
+}  // namespace keel
