@@ -1,0 +1,457 @@
+// Driver for scripts/bench: pipelines `echo` tool calls over one stdio connection
+// against keel, the official TypeScript SDK and a trivial C "floor", and prints figures.
+// It asserts nothing: goals are printed as PASS/MISS for information, and the exit
+// status is 0 unless a server fails to run (spawn error, early exit, error responses,
+// stall).
+//
+// The driver speaks raw newline-delimited JSON-RPC itself (no SDK client, which would
+// cost more than the servers it measures): requests are prebuilt strings, responses
+// are split on '\n' and only their id is extracted by a scan, all requests released by
+// one chunk of responses go out in one write().
+//
+// Method, per server and per in-flight count K (each (server, K) pair gets a FRESH
+// server process, so every row has its own time to initialize and peak RSS):
+//   spawn -> send initialize -> time to its response = "time to initialize"
+//   -> notifications/initialized -> warm-up (--warmup calls, K in flight)
+//   -> read /proc/<pid>/stat utime+stime -> measured phase (--calls calls, exactly K in
+//   flight: each response releases one new request) -> read /proc/<pid>/stat again and
+//   VmHWM from /proc/<pid>/status -> close stdin -> wait for exit.
+// Per-call latency is send->response (performance.now(); a batch of requests written
+// together shares one send time). calls/s = calls / wall time of the measured phase.
+import { spawn, execFileSync } from 'node:child_process';
+import { readFileSync, existsSync, statSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir, cpus } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = resolve(here, '..', '..');
+
+const USAGE = `usage: scripts/bench [--calls N] [--warmup N] [--inflight 1,16] [--servers keel,sdk,floor]
+                    [--keel PATH] [--json]
+  --calls N       measured echo calls per (server, in-flight) run (default 20000)
+  --warmup N      warm-up calls before measuring (default 1000)
+  --inflight L    comma-separated in-flight counts (default 1,16)
+  --servers L     which servers to run (default keel,sdk,floor)
+  --keel PATH     keel binary (default $KEEL_BINARY or build/keel)
+  --json          print the results as JSON on stdout instead of the table
+Progress goes to stderr. Exit 0 unless a server fails to run.`;
+
+function parseArgs(argv) {
+  const o = {
+    calls: 20000,
+    warmup: 1000,
+    inflight: [1, 16],
+    servers: ['keel', 'sdk', 'floor'],
+    keel: process.env.KEEL_BINARY || join(repo, 'build', 'keel'),
+    json: false,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const val = () => {
+      if (i + 1 >= argv.length) die(`${a} needs a value\n${USAGE}`);
+      return argv[++i];
+    };
+    const posInt = (s) => {
+      const n = Number(s);
+      if (!Number.isInteger(n) || n < 0) die(`${a}: not a non-negative integer: ${s}`);
+      return n;
+    };
+    switch (a) {
+      case '--calls': o.calls = posInt(val()); if (o.calls < 1) die('--calls must be >= 1'); break;
+      case '--warmup': o.warmup = posInt(val()); break;
+      case '--inflight': o.inflight = val().split(',').map(posInt); if (o.inflight.some((k) => k < 1)) die('--inflight values must be >= 1'); break;
+      case '--servers': o.servers = val().split(','); break;
+      case '--keel': o.keel = resolve(val()); break;
+      case '--json': o.json = true; break;
+      case '-h': case '--help': process.stdout.write(USAGE + '\n'); process.exit(0);
+      default: die(`unknown argument: ${a}\n${USAGE}`);
+    }
+  }
+  for (const s of o.servers) if (!['keel', 'sdk', 'floor'].includes(s)) die(`unknown server: ${s}`);
+  return o;
+}
+
+function die(msg, code = 2) {
+  process.stderr.write(`bench: ${msg}\n`);
+  process.exit(code);
+}
+const log = (msg) => process.stderr.write(`bench: ${msg}\n`);
+
+class ServerFailed extends Error {}
+
+const CLK_TCK = (() => {
+  try { return Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100; } catch { return 100; }
+})();
+
+// utime+stime of a live process, in seconds (fields 14 and 15 of /proc/<pid>/stat,
+// counted after the ')' that ends the command name, which may contain spaces).
+function cpuSeconds(pid) {
+  const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) / CLK_TCK; // f[0] is field 3 (state)
+}
+
+function peakRssMB(pid) {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+// Busy jiffies (all CPUs) and total jiffies from the first line of /proc/stat.
+function systemJiffies() {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1).map(Number);
+  const total = f.reduce((a, b) => a + b, 0);
+  const idle = f[3] + (f[4] || 0); // idle + iowait
+  return { busy: total - idle, total };
+}
+
+// How busy the machine is without the bench: CPU use over `ms` while the driver sleeps,
+// in cores (0 = idle, 2 = both cores of a 2-core machine busy).
+async function backgroundLoad(ms = 500) {
+  const a = systemJiffies();
+  await new Promise((r) => setTimeout(r, ms));
+  const b = systemJiffies();
+  const total = b.total - a.total;
+  return total > 0 ? ((b.busy - a.busy) / total) * cpus().length : NaN;
+}
+
+function ensureFloor() {
+  const src = join(here, 'floor.c');
+  const bin = join(repo, 'build', 'bench-floor');
+  if (!existsSync(bin) || statSync(bin).mtimeMs < statSync(src).mtimeMs) {
+    mkdirSync(dirname(bin), { recursive: true });
+    log(`compiling ${src} -> ${bin}`);
+    try {
+      execFileSync('cc', ['-O2', '-o', bin, src], { stdio: ['ignore', 'inherit', 'inherit'] });
+    } catch (e) {
+      throw new ServerFailed(`floor: cc failed (${e.message})`);
+    }
+  }
+  return bin;
+}
+
+function serverSpecs(opts) {
+  const all = {
+    keel: () => {
+      if (!existsSync(opts.keel)) throw new ServerFailed(`keel: no binary at ${opts.keel} (run scripts/build)`);
+      return { name: 'keel', cmd: opts.keel, args: [] };
+    },
+    sdk: () => ({ name: 'sdk', cmd: process.execPath, args: [join(here, 'sdk_echo_server.mjs')] }),
+    floor: () => ({ name: 'floor', cmd: ensureFloor(), args: [] }),
+  };
+  return opts.servers.map((s) => all[s]());
+}
+
+const ECHO_TEXT = 'hello';
+const REQ_HEAD = '{"jsonrpc":"2.0","id":';
+const REQ_TAIL = `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"${ECHO_TEXT}"}}}\n`;
+const INIT_REQ = JSON.stringify({
+  jsonrpc: '2.0', id: 0, method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'keel-bench', version: '0' } },
+}) + '\n';
+const INITIALIZED = '{"jsonrpc":"2.0","method":"notifications/initialized"}\n';
+const STALL_MS = 15000;
+
+// Extracts the numeric id of a response line; -1 if the line has none (a notification).
+function lineId(line) {
+  let i = line.indexOf('"id":');
+  if (i < 0) return -1;
+  i += 5;
+  while (line.charCodeAt(i) === 32) i++;
+  let n = 0, any = false;
+  for (let c = line.charCodeAt(i); c >= 48 && c <= 57; c = line.charCodeAt(++i)) { n = n * 10 + (c - 48); any = true; }
+  return any ? n : -1;
+}
+
+// One (server, K) run on a fresh process.
+async function runOne(spec, K, opts) {
+  const cwd = mkdtempSync(join(tmpdir(), 'keel-bench-'));
+  const t0 = performance.now();
+  const child = spawn(spec.cmd, spec.args, { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+  const pid = child.pid;
+  let stderrTail = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (d) => { stderrTail = (stderrTail + d).slice(-4000); });
+  let exited = null;
+  const exitP = new Promise((res) => child.once('exit', (code, signal) => { exited = { code, signal }; res(exited); }));
+  let failure = null;
+  let wake = null; // resolves the phase currently waiting
+  const fail = (why) => {
+    if (!failure) failure = why;
+    if (wake) wake();
+  };
+  child.once('error', (e) => fail(`spawn failed: ${e.message}`));
+  child.stdin.on('error', (e) => fail(`write to stdin failed: ${e.message}`));
+  let closing = false;
+  exitP.then((e) => { if (!closing) fail(`exited early (code ${e.code}, signal ${e.signal})`); });
+
+  // Response handling state, reset per phase.
+  let onLine = null;
+  let pending = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk) => {
+    let start = 0;
+    let nl = chunk.indexOf('\n');
+    if (nl < 0) { pending += chunk; return; }
+    if (pending) {
+      onLine(pending + chunk.slice(0, nl));
+      pending = '';
+      start = nl + 1;
+      nl = chunk.indexOf('\n', start);
+    }
+    while (nl >= 0) {
+      onLine(chunk.slice(start, nl));
+      start = nl + 1;
+      nl = chunk.indexOf('\n', start);
+    }
+    if (start < chunk.length) pending = chunk.slice(start);
+    if (flushOut) flushOut();
+  });
+  let flushOut = null;
+
+  const waitFor = (donePred, what) => new Promise((res, rej) => {
+    if (failure) return rej(new ServerFailed(`${spec.name}: ${failure}`));
+    let last = -1;
+    const timer = setInterval(() => {
+      const p = progress();
+      if (p === last) fail(`stalled for ${STALL_MS / 1000}s during ${what}`);
+      last = p;
+    }, STALL_MS);
+    wake = () => {
+      clearInterval(timer);
+      wake = null;
+      if (failure) rej(new ServerFailed(`${spec.name}: ${failure}`));
+      else res();
+    };
+    if (donePred()) wake();
+  });
+  let progress = () => 0;
+
+  try {
+    // initialize
+    let initLine = null;
+    onLine = (line) => {
+      if (lineId(line) === 0) { initLine = line; if (wake) wake(); }
+    };
+    progress = () => (initLine ? 1 : 0);
+    child.stdin.write(INIT_REQ);
+    await waitFor(() => initLine !== null, 'initialize');
+    const initMs = performance.now() - t0;
+    const init = JSON.parse(initLine);
+    if (!init.result) throw new ServerFailed(`${spec.name}: initialize failed: ${initLine}`);
+    child.stdin.write(INITIALIZED);
+
+    // A phase: `count` calls with ids base..base+count-1, exactly K in flight.
+    const phase = async (count, base, lat, what) => {
+      const sendAt = new Float64Array(count);
+      let sent = 0, done = 0, bad = 0, firstBad = null, checked = false;
+      let out = '';
+      const queue = (n) => {
+        const now = performance.now();
+        for (let j = 0; j < n && sent < count; j++) {
+          sendAt[sent] = now;
+          out += REQ_HEAD + (base + sent) + REQ_TAIL;
+          sent++;
+        }
+      };
+      flushOut = () => {
+        if (out) { child.stdin.write(out); out = ''; }
+      };
+      onLine = (line) => {
+        const id = lineId(line);
+        if (id < 0) return; // a notification (e.g. a log message): not ours
+        const idx = id - base;
+        if (idx < 0 || idx >= sent || sendAt[idx] < 0) {
+          bad++; firstBad ??= `unexpected id: ${line}`;
+          return;
+        }
+        const now = performance.now();
+        if (lat) lat[idx] = now - sendAt[idx];
+        sendAt[idx] = -1;
+        // Cheap correctness check on every line, a full one on the first.
+        if (line.indexOf('"error":') >= 0 || line.indexOf('"isError":true') >= 0) {
+          bad++; firstBad ??= line;
+        } else if (!checked) {
+          checked = true;
+          const r = JSON.parse(line).result;
+          if (r?.content?.[0]?.text !== ECHO_TEXT) { bad++; firstBad ??= line; }
+        }
+        done++;
+        if (sent < count) queue(1);
+        else if (done === count && wake) wake();
+      };
+      progress = () => done;
+      const t = performance.now();
+      queue(K);
+      flushOut();
+      await waitFor(() => done === count, what);
+      const wall = performance.now() - t;
+      flushOut = null;
+      if (bad) throw new ServerFailed(`${spec.name}: ${bad} bad responses during ${what}; first: ${firstBad.slice(0, 300)}`);
+      return wall;
+    };
+
+    let nextId = 1;
+    if (opts.warmup > 0) {
+      await phase(opts.warmup, nextId, null, 'warm-up');
+      nextId += opts.warmup;
+    }
+    const lat = new Float64Array(opts.calls);
+    const cpu0 = cpuSeconds(pid);
+    const drv0 = process.cpuUsage();
+    const wallMs = await phase(opts.calls, nextId, lat, 'measured calls');
+    const drv = process.cpuUsage(drv0);
+    const cpu1 = cpuSeconds(pid);
+    const rss = peakRssMB(pid);
+
+    // close: EOF on stdin, then wait for the exit.
+    onLine = () => {};
+    closing = true;
+    const tClose = performance.now();
+    child.stdin.end();
+    let killTimer;
+    const ex = await Promise.race([exitP, new Promise((r) => { killTimer = setTimeout(r, 5000, null); })]);
+    clearTimeout(killTimer);
+    const closeMs = performance.now() - tClose;
+    if (!ex) {
+      child.kill('SIGKILL');
+      throw new ServerFailed(`${spec.name}: did not exit within 5 s of stdin EOF`);
+    }
+
+    lat.sort();
+    const pct = (p) => lat[Math.min(lat.length - 1, Math.ceil((p / 100) * lat.length) - 1)] * 1000;
+    return {
+      server: spec.name,
+      inflight: K,
+      calls: opts.calls,
+      calls_per_s: opts.calls / (wallMs / 1000),
+      p50_us: pct(50),
+      p99_us: pct(99),
+      p90_us: pct(90),
+      p999_us: pct(99.9),
+      max_us: lat[lat.length - 1] * 1000,
+      cpu_us_per_call: ((cpu1 - cpu0) * 1e6) / opts.calls,
+      driver_cpu_us_per_call: (drv.user + drv.system) / opts.calls,
+      peak_rss_mb: rss,
+      init_ms: initMs,
+      exit_code: ex.code,
+      exit_signal: ex.signal,
+      exit_after_eof_ms: closeMs,
+    };
+  } catch (e) {
+    if (e instanceof ServerFailed) {
+      // Say how the process ended, if it did (e.g. EPIPE on write is usually an early exit).
+      if (exited === null) await Promise.race([exitP, new Promise((r) => setTimeout(r, 300).unref())]);
+      if (exited !== null) e.message += ` [process exited: code ${exited.code}, signal ${exited.signal}]`;
+      if (stderrTail.trim()) e.message += `\n--- ${spec.name} stderr (tail) ---\n${stderrTail}`;
+    }
+    throw e;
+  } finally {
+    if (exited === null) child.kill('SIGKILL');
+    rmSync(cwd, { recursive: true, force: true });
+  }
+}
+
+function fmt(n, d = 0) {
+  return Number.isFinite(n) ? n.toFixed(d) : 'n/a';
+}
+
+function report(results, opts, background) {
+  const row = (s, k) => results.find((r) => r.server === s && r.inflight === k);
+  const kMin = Math.min(...opts.inflight), kMax = Math.max(...opts.inflight);
+  const lines = [];
+  lines.push(`keel bench: ${opts.calls} measured echo calls per run after ${opts.warmup} warm-up calls, one stdio connection,`);
+  lines.push(`a fresh server process per (server, in-flight) row. ${cpus().length} CPU core(s): the driver (Node) and the server`);
+  lines.push(`share them, so high-throughput rows are partly bounded by the driver (see driver CPU us/call).`);
+  const bg = Math.max(background.before_cores, background.after_cores);
+  lines.push(`Background CPU use without the bench: ${fmt(background.before_cores, 2)} cores before, ${fmt(background.after_cores, 2)} after` +
+    ` (loadavg ${background.loadavg.split(' ').slice(0, 3).join(' ')}).`);
+  if (!(bg < 0.2)) lines.push('WARNING: other work was running on this machine; these figures are disturbed by it.');
+  lines.push('');
+  const head = ['server', 'in-flight', 'calls/s', 'p50 us', 'p99 us', 'CPU us/call', 'peak RSS MB', 'init ms', 'driver CPU us/call'];
+  const rows = results.map((r) => [r.server, String(r.inflight), fmt(r.calls_per_s), fmt(r.p50_us, 1), fmt(r.p99_us, 1),
+    fmt(r.cpu_us_per_call, 1), fmt(r.peak_rss_mb, 1), fmt(r.init_ms, 1), fmt(r.driver_cpu_us_per_call, 1)]);
+  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(w[i]) : c.padStart(w[i]))).join('  ');
+  lines.push(line(head));
+  lines.push(w.map((n) => '-'.repeat(n)).join('  '));
+  for (const r of rows) lines.push(line(r));
+  lines.push('');
+  lines.push(`CPU us/call: the server's utime+stime (/proc/<pid>/stat, ${fmt(1000 / CLK_TCK)} ms ticks) over the measured phase / calls.`);
+  lines.push('init ms: from spawn() to the initialize response, so it includes the process spawn from Node (see floor).');
+  lines.push('peak RSS: VmHWM just before stdin is closed. --json adds p90/p99.9/max latency and exit details.');
+
+  const goals = [];
+  const ratio = (a, b) => (a && b ? a / b : NaN);
+  if (opts.servers.includes('keel') && opts.servers.includes('sdk')) {
+    lines.push('');
+    lines.push('ratios:');
+    const cpuRatios = opts.inflight.map((k) => ratio(row('keel', k)?.cpu_us_per_call, row('sdk', k)?.cpu_us_per_call));
+    opts.inflight.forEach((k, i) => lines.push(`  keel CPU/call vs SDK @${k} in flight: ${fmt(cpuRatios[i], 3)} (SDK/keel = ${fmt(1 / cpuRatios[i], 1)}x)`));
+    const worstCpu = Math.max(...cpuRatios);
+    goals.push({ goal: 'keel CPU per call <= 1/5 of SDK (worst in-flight count)', value: fmt(worstCpu, 3), pass: worstCpu <= 0.2 });
+    const tSdk = ratio(row('keel', kMax)?.calls_per_s, row('sdk', kMax)?.calls_per_s);
+    lines.push(`  keel throughput@${kMax} vs SDK: ${fmt(tSdk, 2)}x`);
+    goals.push({ goal: `keel throughput@${kMax} >= 3x SDK`, value: `${fmt(tSdk, 2)}x`, pass: tSdk >= 3 });
+  }
+  if (opts.servers.includes('keel') && opts.servers.includes('floor')) {
+    const tFloor = ratio(row('keel', kMax)?.calls_per_s, row('floor', kMax)?.calls_per_s);
+    if (!opts.servers.includes('sdk')) { lines.push(''); lines.push('ratios:'); }
+    lines.push(`  keel throughput@${kMax} vs floor: ${fmt(tFloor, 2)}`);
+    goals.push({ goal: `keel throughput@${kMax} >= 2/3 of floor`, value: fmt(tFloor, 2), pass: tFloor >= 2 / 3 });
+  }
+  if (opts.servers.includes('keel')) {
+    const k1 = row('keel', kMin);
+    goals.push({ goal: `keel p99 latency @${kMin} in flight < 1 ms`, value: `${fmt(k1.p99_us, 1)} us`, pass: k1.p99_us < 1000 });
+    const keelRows = results.filter((r) => r.server === 'keel');
+    const rss = Math.max(...keelRows.map((r) => r.peak_rss_mb));
+    goals.push({ goal: 'keel peak RSS < 20 MB (worst run)', value: `${fmt(rss, 1)} MB`, pass: rss < 20 });
+    const init = Math.max(...keelRows.map((r) => r.init_ms));
+    goals.push({ goal: 'keel time to initialize < 20 ms (worst run)', value: `${fmt(init, 1)} ms`, pass: init < 20 });
+  }
+  if (goals.length) {
+    lines.push('');
+    lines.push('goals (information only; the bench asserts nothing):');
+    const gw = Math.max(...goals.map((g) => g.goal.length));
+    for (const g of goals) lines.push(`  ${g.pass ? 'PASS' : 'MISS'}  ${g.goal.padEnd(gw)}  ${g.value}`);
+  }
+  return { text: lines.join('\n') + '\n', goals };
+}
+
+async function main() {
+  const opts = parseArgs(process.argv.slice(2));
+  const results = [];
+  const tStart = performance.now();
+  const bgBefore = await backgroundLoad();
+  try {
+    const specs = serverSpecs(opts);
+    for (const spec of specs) {
+      for (const K of opts.inflight) {
+        log(`${spec.name}, ${K} in flight ...`);
+        const r = await runOne(spec, K, opts);
+        log(`  ${fmt(r.calls_per_s)} calls/s, p99 ${fmt(r.p99_us, 1)} us`);
+        results.push(r);
+      }
+    }
+  } catch (e) {
+    if (e instanceof ServerFailed) die(`a server failed to run: ${e.message}`, 1);
+    throw e;
+  }
+  const bgAfter = await backgroundLoad();
+  const background = { before_cores: bgBefore, after_cores: bgAfter, loadavg: readFileSync('/proc/loadavg', 'utf8').trim() };
+  const { text, goals } = report(results, opts, background);
+  if (opts.json) {
+    process.stdout.write(JSON.stringify({
+      calls: opts.calls, warmup: opts.warmup, inflight: opts.inflight, cpus: cpus().length, clk_tck: CLK_TCK,
+      note: 'driver and servers share the CPUs; each (server, in-flight) row uses a fresh server process',
+      background_load: background,
+      results, goals,
+    }, null, 2) + '\n');
+  } else {
+    process.stdout.write(text);
+  }
+  log(`done in ${fmt((performance.now() - tStart) / 1000, 1)} s`);
+}
+
+await main();
