@@ -3,6 +3,19 @@
 #include "protocol/json_rpc.h"
 
 namespace keel {
+namespace {
+
+// Whole numbers go out as JSON integers ("3", not "3.0"), which is what clients expect.
+Json JsonNumber(double value) {
+  constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
+  if (value < kMaxExactInteger && value > -kMaxExactInteger &&
+      value == static_cast<double>(static_cast<long long>(value))) {
+    return Json(static_cast<long long>(value));
+  }
+  return Json(value);
+}
+
+}  // namespace
 
 RequestCoordinator::RequestCoordinator(OutputSink& sink, size_t max_inflight)
     : sink_(sink), max_inflight_(max_inflight) {}
@@ -37,8 +50,8 @@ void RequestCoordinator::Progress(const Handle& handle, double progress,
   if (entry.progress_token.is_null()) return;
   if (entry.last_progress && progress <= *entry.last_progress) return;
   entry.last_progress = progress;
-  Json params = {{"progressToken", entry.progress_token}, {"progress", progress}};
-  if (total) params["total"] = *total;
+  Json params = {{"progressToken", entry.progress_token}, {"progress", JsonNumber(progress)}};
+  if (total) params["total"] = JsonNumber(*total);
   if (!message.empty()) params["message"] = std::move(message);
   sink_.SendProgress(IdKey(entry.progress_token),
                      EncodeNotification("notifications/progress", params));
