@@ -1,0 +1,109 @@
+#!/usr/bin/env node
+// A short scripted MCP session through keel that shows what it guarantees.
+// Usage: node scripts/demo_support/session.mjs [path/to/keel]
+// Speaks raw JSON-RPC over keel's stdin/stdout (what any MCP host does) and exits
+// non-zero if keel fails to show one of the guarantees.
+import { spawn } from 'node:child_process';
+
+const keelPath = process.argv[2] ?? 'build/keel';
+const keel = spawn(keelPath, ['--test-tools', '--workers', '2'], { stdio: ['pipe', 'pipe', 'inherit'] });
+const seen = [];
+const waiters = [];
+let buffer = '';
+let failures = 0;
+
+keel.stdout.on('data', (chunk) => {
+  buffer += chunk;
+  let nl;
+  while ((nl = buffer.indexOf('\n')) >= 0) {
+    const line = buffer.slice(0, nl);
+    buffer = buffer.slice(nl + 1);
+    const message = JSON.parse(line);
+    seen.push(message);
+    for (const w of [...waiters]) if (w.match(message)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(message); }
+  }
+});
+
+const send = (message) => keel.stdin.write((typeof message === 'string' ? message : JSON.stringify(message)) + '\n');
+const request = (id, method, params) => send({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) });
+const call = (id, name, args, meta) =>
+  request(id, 'tools/call', { name, arguments: args, ...(meta ? { _meta: meta } : {}) });
+const waitFor = (match, ms = 5000) => new Promise((resolve, reject) => {
+  const found = seen.find(match);
+  if (found) return resolve(found);
+  const timer = setTimeout(() => reject(new Error('timed out waiting for a message')), ms);
+  waiters.push({ match, resolve: (m) => { clearTimeout(timer); resolve(m); } });
+});
+const reply = (id) => waitFor((m) => m.id === id && !('method' in m));
+const text = (m) => m.result?.content?.[0]?.text;
+const step = (title) => console.log(`\n== ${title}`);
+const check = (ok, what) => {
+  console.log(`   ${ok ? 'ok  ' : 'FAIL'} ${what}`);
+  if (!ok) failures++;
+};
+
+step('initialize: keel negotiates MCP 2025-11-25 and declares only what it implements');
+request(0, 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'demo', version: '1' } });
+const init = await reply(0);
+send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+console.log(`   server ${init.result.serverInfo.name} ${init.result.serverInfo.version}, protocol ${init.result.protocolVersion}, capabilities ${Object.keys(init.result.capabilities).join(', ')}`);
+check(init.result.protocolVersion === '2025-11-25', 'request id 0 answered with the negotiated version');
+
+step('tools/list');
+request(1, 'tools/list');
+const list = await reply(1);
+console.log(`   tools: ${list.result.tools.map((t) => t.name).join(', ')}`);
+check(list.result.tools.every((t) => t.inputSchema.type === 'object'), 'every inputSchema is an object schema');
+
+step('tools/call echo');
+call(2, 'echo', { text: 'hello from keel' });
+check(text(await reply(2)) === 'hello from keel', 'echo answers with its text');
+
+step('bad input never kills the session');
+send('{this is not json');
+const parseError = await waitFor((m) => m.error?.code === -32700);
+check(!('id' in parseError), `unparsable line -> ${parseError.error.code} "${parseError.error.message}" with no id`);
+call(3, 'echo', { text: 42 });
+const invalid = await reply(3);
+check(invalid.result.isError === true, `schema violation -> tool error: "${text(invalid)}"`);
+
+step('ping is answered while every worker is blocked');
+call(10, 'latch_wait', { name: 'a' });
+call(11, 'latch_wait', { name: 'b' });
+request(12, 'ping');
+await reply(12);
+check(!seen.some((m) => m.id === 10 || m.id === 11), 'both workers busy, ping answered at once');
+call(13, 'latch_release', { name: 'a' });
+call(14, 'latch_release', { name: 'b' });
+await reply(10);
+await reply(11);
+check(true, 'latch_release needs no worker slot; both calls completed');
+
+step('progress goes out with the client\'s token, strictly increasing, before the result');
+call(20, 'progress', { steps: 3, interval_ms: 20 }, { progressToken: 'p-20' });
+await reply(20);
+const progress = seen.filter((m) => m.method === 'notifications/progress' && m.params.progressToken === 'p-20');
+console.log(`   progress values: ${progress.map((m) => m.params.progress).join(', ')}`);
+check(progress.length > 0 && progress.every((m, i) => i === 0 || m.params.progress > progress[i - 1].params.progress), 'strictly increasing');
+
+step('cancellation wins: a cancelled call is never answered');
+call(30, 'latch_wait', { name: 'never' });
+send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 30, reason: 'user pressed stop' } });
+call(31, 'latch_release', { name: 'never' });
+request(32, 'ping');
+await reply(32);
+check(!seen.some((m) => m.id === 30), 'no response for id 30 after its cancel');
+
+step('stdin EOF: in-flight work finishes, then keel exits 0');
+call(40, 'sleep', { ms: 300 });
+const closedAt = Date.now();
+keel.stdin.end();
+const slept = await reply(40);
+const code = await new Promise((resolve) => keel.on('exit', resolve));
+const elapsed = Date.now() - closedAt;
+check(text(slept) === 'slept 300 ms', 'the sleep in flight at EOF still answered');
+check(code === 0 && elapsed < 2000, `exit code ${code}, ${elapsed} ms after EOF (hosts send SIGTERM at 2000 ms)`);
+check(!seen.some((m) => m.id === 30), 'still no response for the cancelled call');
+
+console.log(failures === 0 ? '\ndemo: every guarantee shown held' : `\ndemo: ${failures} check(s) failed`);
+process.exit(failures === 0 ? 0 : 1);
