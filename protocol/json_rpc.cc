@@ -3,13 +3,14 @@
 #include <cstdint>
 
 #include "protocol/error_codes.h"
+#include "protocol/json_parser.h"
 #include "protocol/utf8.h"
 
 namespace keel {
 namespace {
 
-// nlohmann parses iteratively, but serialising and destroying a value recurse; a line
-// nested deeper than this is refused before parsing so no input can exhaust the stack.
+// Parsing (ParseJson), serialising and destroying a value recurse; a line nested deeper
+// than this is refused before parsing so no input can exhaust the stack.
 constexpr int kMaxNestingDepth = 128;
 
 // Deepest nesting of [ and { outside strings. Cheap enough to run on every line.
@@ -40,13 +41,30 @@ DecodeError Invalid(std::string message, std::optional<Json> id = std::nullopt) 
   return DecodeError{kInvalidRequest, std::move(message), std::move(id)};
 }
 
+// Appends an id as dump() would write it. Integer ids (the common case) skip nlohmann's
+// serializer, whose set-up (a shared_ptr adapter and a 512-byte indent buffer) costs more
+// than printing the number.
+void AppendId(std::string& out, const Json& id) {
+  if (id.is_number_unsigned()) {
+    out += std::to_string(id.get<uint64_t>());
+  } else if (id.is_number_integer()) {
+    out += std::to_string(id.get<int64_t>());
+  } else {
+    out += DumpCompact(id);
+  }
+}
+
 }  // namespace
 
 bool IsValidId(const Json& id) {
   return id.is_string() || id.is_number_integer();  // number_integer covers unsigned
 }
 
-std::string IdKey(const Json& id) { return DumpCompact(id); }
+std::string IdKey(const Json& id) {
+  std::string key;
+  AppendId(key, id);
+  return key;
+}
 
 DecodeResult DecodeLine(std::string_view line) {
   if (!IsValidUtf8(line)) {
@@ -56,8 +74,8 @@ DecodeResult DecodeLine(std::string_view line) {
     return DecodeError{kParseError, "Parse error: JSON nested deeper than 128 levels",
                        std::nullopt};
   }
-  Json root = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) {
+  Json root;
+  if (!ParseJson(line, kMaxNestingDepth, root)) {
     return DecodeError{kParseError, "Parse error: the line is not valid JSON", std::nullopt};
   }
   if (root.is_array()) {
@@ -118,7 +136,7 @@ std::string DumpCompact(const Json& value) {
 
 std::string EncodeResult(const Json& id, const Json& result) {
   std::string out = R"({"jsonrpc":"2.0","id":)";
-  out += DumpCompact(id);
+  AppendId(out, id);
   out += R"(,"result":)";
   out += DumpCompact(result);
   out += '}';
@@ -132,7 +150,7 @@ std::string EncodeError(const std::optional<Json>& id, int code, std::string_vie
   std::string out = R"({"jsonrpc":"2.0",)";
   if (id) {
     out += R"("id":)";
-    out += DumpCompact(*id);
+    AppendId(out, *id);
     out += ',';
   }
   out += R"("error":)";

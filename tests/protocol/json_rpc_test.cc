@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <variant>
 
@@ -277,6 +279,22 @@ TEST_CASE("IdKey distinguishes ids of different types and matches equal ids") {
   // Parsed ids (unsigned) and constructed ids (signed) of the same value share a key.
   CHECK(keel::IdKey(Decoded(Request("7")).id) == keel::IdKey(Json(7)));
   CHECK(keel::IdKey(Decoded(Request(R"("7")")).id) == keel::IdKey(Json("7")));
+}
+
+TEST_CASE("ids are written exactly as nlohmann writes them, at the integer limits too") {
+  const Json ids[] = {Json(0),
+                      Json(-1),
+                      Json(std::numeric_limits<int64_t>::min()),
+                      Json(std::numeric_limits<int64_t>::max()),
+                      Json(std::numeric_limits<uint64_t>::max()),
+                      Json("q\"u\\o\nte"),
+                      Json("caf\u00e9")};
+  for (const Json& id : ids) {
+    INFO("id: " << id.dump());
+    CHECK(keel::IdKey(id) == id.dump());
+    CHECK(keel::EncodeResult(id, Json::object()) ==
+          R"({"jsonrpc":"2.0","id":)" + id.dump() + R"(,"result":{}})");
+  }
 }
 
 TEST_CASE("IsValidId accepts strings and integers only") {
