@@ -390,6 +390,17 @@ std::optional<std::string> ValidateSchema(const json& schema, const json& instan
   }
 }
 
+std::optional<std::string> ValidateCheckedSchema(const json& schema, const json& instance,
+                                                 const std::string& root_name) {
+  try {
+    return Validate(schema, instance, root_name, 0);
+  } catch (const std::exception& e) {
+    return root_name + ": could not validate: " + e.what();
+  } catch (...) {
+    return root_name + ": could not validate";
+  }
+}
+
 std::optional<std::string> CheckSchemaWellFormed(const json& schema) {
   try {
     return CheckSchema(schema, "#", 0, /*strict=*/true);

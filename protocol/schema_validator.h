@@ -45,6 +45,12 @@ namespace keel {
 std::optional<std::string> ValidateSchema(const nlohmann::json& schema, const nlohmann::json& instance,
                                           const std::string& root_name = "arguments");
 
+// ValidateSchema for a schema that already passed CheckSchemaWellFormed (a registered tool's
+// inputSchema): the same answer, without re-checking the schema's shape on every call, which
+// used to cost more than the validation itself. Passing an unchecked schema is a caller bug.
+std::optional<std::string> ValidateCheckedSchema(const nlohmann::json& schema, const nlohmann::json& instance,
+                                                 const std::string& root_name = "arguments");
+
 // Checks that a schema uses only supported keywords with well-formed values (used when tools are
 // registered). Returns nullopt when OK, else a message naming the place in the schema as a JSON
 // pointer, e.g. "#/properties/count/minimum: must be a number, got string".
