@@ -9,7 +9,12 @@
 //  3. A cancelled timer never fires; a timer fires at most once.
 //  4. Before each poll, the "before-wait" hooks run (the outbox flushes there, so many
 //     replies produced in one iteration leave in one write).
+//  5. Post() writes the wake fd only while the loop is (about to be) blocked in poll();
+//     a loop that is running drains the mailbox on every iteration anyway, and the write
+//     plus the wake-up it causes is most of the cost of handing a result back.
 #pragma once
+
+#include <poll.h>
 
 #include <cstdint>
 #include <functional>
@@ -55,7 +60,10 @@ class EventLoop {
   const Clock& clock() const { return clock_; }
 
  private:
-  void DrainMailbox();
+  // True when the loop may block: the mailbox is empty, and from now on Post() signals.
+  bool PrepareToBlock();
+  void DrainMailbox(bool wake_fd_readable);
+  void RebuildPollSet();
   void FireTimers();
 
   const Clock& clock_;
@@ -63,6 +71,8 @@ class EventLoop {
 
   std::mutex mailbox_mu_;
   std::vector<Fn> mailbox_;  // guarded by mailbox_mu_
+  std::vector<Fn> draining_;   // loop only: the batch being run, kept to reuse its storage
+  bool blocking_ = false;      // guarded by mailbox_mu_: the loop is in (or entering) poll()
   bool wake_pending_ = false;  // guarded by mailbox_mu_: a wake-up is already written
 
   struct Watcher {
@@ -70,6 +80,8 @@ class EventLoop {
     FdFn fn;
   };
   std::map<int, Watcher> watchers_;
+  std::vector<pollfd> poll_set_;  // wake fd + watchers with events; rebuilt when they change
+  bool poll_set_stale_ = true;
   std::multimap<TimePoint, TimerId> timers_by_time_;
   std::map<TimerId, std::pair<TimePoint, Fn>> timers_;
   TimerId next_timer_ = 1;

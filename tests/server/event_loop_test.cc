@@ -1,6 +1,7 @@
 // EventLoop: timers fire on the injected clock, in order, once; cancelled timers never
 // fire; work posted from another thread runs on the loop, in order.
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -57,6 +58,19 @@ TEST_CASE("work posted from another thread runs on the loop in posting order") {
   loop.RunOnce(Millis(1000));  // the wake fd is readable: returns without waiting
   REQUIRE(seen.size() == 100);
   for (int i = 0; i < 100; ++i) CHECK(seen[static_cast<size_t>(i)] == i);
+}
+
+TEST_CASE("a post from another thread wakes a loop blocked in poll") {
+  FakeClock clock;
+  EventLoop loop(clock);
+  bool ran = false;
+  const auto start = std::chrono::steady_clock::now();
+  // The post lands before or after the loop blocks; either way the wait must end at once.
+  std::thread poster([&] { loop.Post([&] { ran = true; }); });
+  loop.RunOnce(Millis(60000));
+  poster.join();
+  CHECK(ran);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
 }
 
 TEST_CASE("Stop() from a handler ends Run()") {
