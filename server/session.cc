@@ -41,7 +41,10 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
   coordinator_.set_on_idle([this] {
     if (shutting_down_) FinishShutdown();
   });
+  loop_.AddBeforeWait([this] { SubmitHeldCalls(); });
 }
+
+void Session::SubmitHeldCalls() { pool_.SubmitAll(unsubmitted_); }
 
 void Session::HandleLine(std::string_view line) {
   if (IsBlank(line)) return;
@@ -169,12 +172,12 @@ void Session::SetLogLevel(const Message& message) {
 }
 
 void Session::CallTool(Message& message) {
-  const Json& params = message.params;
+  Json& params = message.params;
   const auto name = params.is_object() ? params.find("name") : params.end();
   if (!params.is_object() || name == params.end() || !name->is_string()) {
     return ReplyError(message.id, kInvalidParams, "Invalid params: tools/call needs a string name");
   }
-  const std::string tool_name = name->get<std::string>();
+  const std::string& tool_name = name->get_ref<const std::string&>();
   Tool* tool = tools_.Find(tool_name);
   if (tool == nullptr) {
     return ReplyError(message.id, kInvalidParams, "Unknown tool: " + Quote(tool_name));
@@ -184,7 +187,7 @@ void Session::CallTool(Message& message) {
     if (!args->is_object()) {
       return ReplyError(message.id, kInvalidParams, "Invalid params: arguments must be an object");
     }
-    arguments = *args;
+    arguments = std::move(*args);  // the message is ours; the tool gets the parsed value itself
   }
   Json progress_token;
   if (const auto meta = params.find("_meta"); meta != params.end() && meta->is_object()) {
@@ -197,7 +200,8 @@ void Session::CallTool(Message& message) {
                           " is already in flight");
   }
   const ToolSpec& spec = tool->spec();
-  if (auto problem = ValidateSchema(spec.input_schema, arguments)) {
+  // The registry checked the schema once, at registration; validation skips that step.
+  if (auto problem = ValidateCheckedSchema(spec.input_schema, arguments)) {
     return Reply(message.id,
                  ErrorResult("Invalid arguments for tool '" + spec.name + "': " + *problem,
                              Json{{"type", "invalid_arguments"}, {"message", *problem}}));
@@ -221,7 +225,7 @@ void Session::CallTool(Message& message) {
   CancellationToken token;
   const RequestCoordinator::Handle handle =
       coordinator_.Begin(message.id, std::move(progress_token), token);
-  pool_.Submit([this, handle, tool, token, arguments = std::move(arguments)]() mutable {
+  unsubmitted_.push_back([this, handle, tool, token, arguments = std::move(arguments)]() mutable {
     ToolContext ctx(std::move(arguments), token,
                     [this, handle](double progress, std::optional<double> total, std::string text) {
                       loop_.Post([this, handle, progress, total, text = std::move(text)]() mutable {
@@ -240,6 +244,7 @@ void Session::CallTool(Message& message) {
       coordinator_.Complete(handle, std::move(result));
     });
   });
+  if (unsubmitted_.size() >= kMaxHeldCalls) SubmitHeldCalls();
 }
 
 void Session::Reply(const Json& id, const Json& result) {
@@ -273,6 +278,9 @@ void Session::ShutdownNow() {
 void Session::FinishShutdown() {
   if (finished_) return;
   finished_ = true;
+  // Calls still held were settled by the shutdown; their jobs run all the same, see a
+  // cancelled token and release their slots, as if they had started a moment earlier.
+  SubmitHeldCalls();
   if (grace_timer_) {
     loop_.CancelTimer(*grace_timer_);
     grace_timer_.reset();

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "protocol/json_rpc.h"
 #include "server/client_log.h"
@@ -69,6 +70,8 @@ class Session {
   void ReplyError(const Json& id, int code, std::string_view message);
 
   void FinishShutdown();
+  // Hands the calls accepted so far to the pool in one go (see unsubmitted_).
+  void SubmitHeldCalls();
 
   EventLoop& loop_;
   OutputSink& sink_;
@@ -77,6 +80,12 @@ class Session {
   SessionOptions options_;
   RequestCoordinator coordinator_;
   ClientLog client_log_;
+  // Calls accepted in this loop iteration and not yet handed to the pool. They go together
+  // before the loop waits, so the calls of one read of stdin wake each worker once, not once
+  // per call (a wake-up costs more than an echo). At most kMaxHeldCalls wait here, which
+  // bounds how long a call waits for the lines behind it to be parsed.
+  static constexpr size_t kMaxHeldCalls = 16;
+  std::vector<WorkerPool::Job> unsubmitted_;
 
   bool initialized_ = false;
   bool shutting_down_ = false;

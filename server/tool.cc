@@ -3,7 +3,15 @@
 namespace keel {
 
 Json TextResult(std::string_view text) {
-  return Json{{"content", Json::array({Json{{"type", "text"}, {"text", std::string(text)}}})}};
+  // Built by moves: an initializer list would copy every nested value once more.
+  Json block = Json::object();
+  block["type"] = "text";
+  block["text"] = text;
+  Json content = Json::array();
+  content.push_back(std::move(block));
+  Json result = Json::object();
+  result["content"] = std::move(content);
+  return result;
 }
 
 Json ErrorResult(std::string_view text, const Json& error) {

@@ -90,5 +90,17 @@ TEST_CASE("shutdown finishes as soon as the last in-flight call completes") {
   CHECK(h.finished());
 }
 
+TEST_CASE("a burst of calls larger than one hand-over is answered in full by the workers") {
+  SessionHarness h(2);
+  h.Initialize();
+  for (int id = 1; id <= 40; ++id) {
+    h.session().HandleLine(h.Call(id, "echo", {{"text", std::to_string(id)}}));
+  }
+  for (int id = 1; id <= 40; ++id) {
+    REQUIRE(h.WaitFor(id));
+    CHECK(h.sink().ForId(id)[0]["result"]["content"][0]["text"] == std::to_string(id));
+  }
+}
+
 }  // namespace
 }  // namespace keel

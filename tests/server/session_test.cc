@@ -138,5 +138,29 @@ TEST_CASE("shutdown with nothing in flight finishes at once") {
   CHECK(h.finished());
 }
 
+TEST_CASE("calls accepted together are answered once the loop runs") {
+  SessionHarness h;
+  h.Initialize();
+  h.session().HandleLine(h.Call(1, "echo", {{"text", "a"}}));
+  h.session().HandleLine(h.Call(2, "echo", {{"text", "b"}}));
+  CHECK(h.sink().ForId(1).empty());  // handed to the pool before the loop waits
+  h.Pump();
+  REQUIRE(h.sink().ForId(1).size() == 1);
+  REQUIRE(h.sink().ForId(2).size() == 1);
+  CHECK(h.sink().ForId(2)[0]["result"]["content"][0]["text"] == "b");
+}
+
+TEST_CASE("a call cancelled before it reached a worker is never answered and frees its slot") {
+  SessionHarness h;
+  h.Initialize();
+  h.session().HandleLine(h.Call(1, "echo", {{"text", "a"}}));
+  h.session().HandleLine(
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})");
+  h.Pump();
+  CHECK(h.sink().ForId(1).empty());
+  CHECK(h.session().coordinator().draining() == 0);
+  CHECK(h.session().coordinator().late_results_dropped() == 1);
+}
+
 }  // namespace
 }  // namespace keel
