@@ -57,9 +57,8 @@ bool InstallSignalHandlers() {
   return sigaction(SIGTERM, &action, nullptr) == 0 && sigaction(SIGINT, &action, nullptr) == 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Everything from flags to exit; main() only turns an escaped exception into exit 70.
+int RunKeel(int argc, char** argv) {
   keel::InstallStderrLogger();  // spdlog's default logger writes to stdout: replace it first
   const keel::CliParse cli = keel::ParseCommandLine(argc, argv);
   if (cli.exit_code) return *cli.exit_code;
@@ -134,7 +133,15 @@ int main(int argc, char** argv) {
 
   spdlog::info("keel {} serving on stdio with {} workers, {} tools", KEEL_VERSION, pool.threads(),
                registry.tools().size());
-  loop.Run();
+  try {
+    loop.Run();
+  } catch (const std::exception& e) {
+    // Only a broken invariant gets here (poll itself failed): say so and exit at once,
+    // without joining workers that may be running tool code.
+    spdlog::critical("internal error: {}", e.what());
+    spdlog::default_logger()->flush();
+    std::_Exit(kExitSoftware);
+  }
 
   // Exit path: hosts kill us 2 s after closing stdin, so every wait here is short.
   if (!peer_gone) transport.FlushBlocking(clock.Now() + keel::Millis(250));
@@ -148,4 +155,15 @@ int main(int argc, char** argv) {
     std::_Exit(0);
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return RunKeel(argc, argv);
+  } catch (const std::exception& e) {
+    spdlog::critical("internal error: {}", e.what());
+    return kExitSoftware;
+  }
 }

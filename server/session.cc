@@ -128,7 +128,9 @@ void Session::Initialize(const Message& message) {
       {"serverInfo",
        {{"name", "keel"}, {"title", "keel reliable MCP server"}, {"version", options_.server_version}}},
       {"instructions",
-       "keel serves tools with reliable cancellation, timeouts and exactly-once mutations."}};
+       "Tool failures come back as results with isError and, where keel knows more, "
+       "structuredContent.error.type (invalid_arguments, server_busy) to act on. A call "
+       "cancelled with notifications/cancelled is never answered."}};
   Reply(message.id, result);
 }
 
