@@ -23,6 +23,9 @@ if (!existsSync(KEEL)) {
   throw new Error(`keel binary not found at ${KEEL}: run scripts/build or set KEEL_BINARY`);
 }
 
+// A real wait, used only to poll whether keel's pid is gone: process exit has no event to
+// await when the SDK owns the child. The 2 s bound is the hosts' SIGTERM deadline, not a
+// performance figure.
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function alive(pid) {
