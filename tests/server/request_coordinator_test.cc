@@ -1,6 +1,7 @@
 // RequestCoordinator orderings, forced by calling the coordinator in each order a race
 // can produce (no threads, no sleeps). Proves DC-1 (one terminal state, no response after
-// cancel wins) and the basic cancel/progress rules the foundation needs.
+// cancel wins) and the foundation of RACE-1 (cancel wins), RACE-2 (completion wins), CAN-3
+// (stray cancels ignored) and PRG-1 (strictly increasing progress, none after settle).
 #include <catch2/catch.hpp>
 
 #include "fakes/recording_sink.h"
