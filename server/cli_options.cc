@@ -37,9 +37,15 @@ int ApplyConfigFile(CLI::App& app, const std::string& path) {
     return kExitConfig;
   }
   for (const CLI::ConfigItem& item : items) {
+    if (!item.parents.empty()) {
+      // CLI11 reports a [section] header as an item named "++" under that section.
+      std::cerr << "keel: config file " << path << ": unknown section [" << item.parents.front()
+                << "]; settings go at the top level (see keel --help)\n";
+      return kExitConfig;
+    }
     std::string name = item.name;
     for (char& c : name) c = c == '_' ? '-' : c;
-    CLI::Option* option = item.parents.empty() ? app.get_option_no_throw("--" + name) : nullptr;
+    CLI::Option* option = app.get_option_no_throw("--" + name);
     if (option == nullptr || name == "config" || name == "help" || name == "version") {
       std::cerr << "keel: config file " << path << ": unknown setting '" << item.fullname()
                 << "' (see keel --help)\n";
