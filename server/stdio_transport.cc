@@ -67,24 +67,21 @@ void StdioTransport::OnReadable() {
 }
 
 void StdioTransport::OnWritable(short revents) {
-  if (revents & (POLLERR | POLLHUP | POLLNVAL)) {
-    if (!peer_gone_) {
-      peer_gone_ = true;
-      if (callbacks_.on_peer_gone) callbacks_.on_peer_gone();
-    }
-    return;
-  }
+  if (revents & (POLLERR | POLLHUP | POLLNVAL)) return PeerGone();
   Flush();
 }
 
+void StdioTransport::PeerGone() {
+  if (peer_gone_) return;
+  peer_gone_ = true;
+  UpdateInterest();
+  if (callbacks_.on_peer_gone) callbacks_.on_peer_gone();
+}
+
 void StdioTransport::Flush() {
-  if (!peer_gone_ && !outbox_.empty()) {
-    if (outbox_.WriteTo(out_fd_) == Outbox::WriteStatus::kPeerGone) {
-      peer_gone_ = true;
-      UpdateInterest();
-      if (callbacks_.on_peer_gone) callbacks_.on_peer_gone();
-      return;
-    }
+  if (!peer_gone_ && !outbox_.empty() &&
+      outbox_.WriteTo(out_fd_) == Outbox::WriteStatus::kPeerGone) {
+    return PeerGone();
   }
   UpdateInterest();
 }

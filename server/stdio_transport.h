@@ -58,6 +58,8 @@ class StdioTransport final : public OutputSink {
   void OnReadable();
   void OnWritable(short revents);
   void Flush();
+  // The client stopped reading stdout: reported once through on_peer_gone.
+  void PeerGone();
   void UpdateInterest();
 
   EventLoop& loop_;
