@@ -94,6 +94,20 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
                  "Milliseconds in-flight calls get to finish after stdin EOF or SIGTERM "
                  "(hosts send SIGTERM 2000 ms after closing stdin)")
       ->envname("KEEL_SHUTDOWN_GRACE")->check(CLI::Range(0, 600000));
+  app.add_option("--idle-timeout", o.idle_timeout_ms,
+                 "Milliseconds a tool call may go without reporting progress before keel "
+                 "ends it with a timeout result (0 = no idle limit)")
+      ->envname("KEEL_IDLE_TIMEOUT")->check(CLI::Range(0LL, 86400000LL));
+  app.add_option("--max-timeout", o.max_timeout_ms,
+                 "Milliseconds a tool call may take in all, queued time included, whatever "
+                 "its progress; then keel ends it with a timeout result (below the 60000 "
+                 "ms the official SDK client waits by default)")
+      ->envname("KEEL_MAX_TIMEOUT")->check(CLI::Range(1LL, 86400000LL));
+  app.add_option("--outbox-bytes", o.outbox_bytes,
+                 "Unsent output keel holds for a slow client: beyond it the oldest progress "
+                 "is dropped, and stdin is not read until the client catches up (responses "
+                 "are never dropped)")
+      ->envname("KEEL_OUTBOX_BYTES")->check(CLI::Range(size_t{64} << 10, size_t{1} << 30));
   app.add_option("--page-size", o.page_size, "Tools per tools/list page")
       ->envname("KEEL_PAGE_SIZE")->check(CLI::Range(1, 10000));
   app.add_option("--log-level", o.log_level, "Process log level (stderr or --log-file)")
@@ -120,6 +134,12 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
   }
   if (!o.config_file.empty()) {
     if (const int code = ApplyConfigFile(app, o.config_file); code != 0) parse.exit_code = code;
+  }
+  if (!parse.exit_code && o.idle_timeout_ms > o.max_timeout_ms) {
+    std::cerr << "keel: --idle-timeout (" << o.idle_timeout_ms
+              << " ms) must not exceed --max-timeout (" << o.max_timeout_ms << " ms)\n";
+    parse.exit_code = kExitUsage;
+    return parse;
   }
   if (o.workers == 0) o.workers = std::max(2u, std::thread::hardware_concurrency());
   return parse;

@@ -19,6 +19,11 @@ struct CliOptions {
   size_t max_inflight = 256;
   size_t max_line_bytes = 16 << 20;
   long long shutdown_grace_ms = 1500;
+  // Two clocks per tools/call (TMO-1): idle since the last progress (0 = no idle clock),
+  // and maximum since keel accepted the call (never reset). idle <= max.
+  long long idle_timeout_ms = 30000;
+  long long max_timeout_ms = 55000;
+  size_t outbox_bytes = 8 << 20;  // unsent output before progress is dropped / stdin paused
   size_t page_size = 100;
   std::string log_level = "warn";
   std::string log_file;

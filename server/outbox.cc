@@ -6,16 +6,16 @@
 
 namespace keel {
 
-void Outbox::Push(std::string line, std::string token_key) {
+void Outbox::Push(std::string line, uint64_t stream) {
   line += '\n';
   bytes_ += line.size();
-  entries_.push_back(Entry{std::move(line), std::move(token_key), next_seq_++});
+  entries_.push_back(Entry{std::move(line), stream, next_seq_++});
 }
 
-void Outbox::PushResponse(std::string line) { Push(std::move(line), std::string()); }
+void Outbox::PushResponse(std::string line) { Push(std::move(line), 0); }
 
-void Outbox::PushProgress(const std::string& token_key, std::string line) {
-  auto slot = progress_slot_.find(token_key);
+void Outbox::PushProgress(uint64_t stream, std::string line) {
+  auto slot = progress_slot_.find(stream);
   if (slot != progress_slot_.end() && !entries_.empty()) {
     const uint64_t front_seq = entries_.front().seq;
     // Replace only a slot that is still queued and not partly written.
@@ -27,8 +27,8 @@ void Outbox::PushProgress(const std::string& token_key, std::string line) {
       return;
     }
   }
-  progress_slot_[token_key] = next_seq_;
-  Push(std::move(line), token_key);
+  progress_slot_[stream] = next_seq_;
+  Push(std::move(line), stream);
 }
 
 void Outbox::PushLog(std::string line) {
@@ -36,7 +36,7 @@ void Outbox::PushLog(std::string line) {
     ++dropped_logs_;
     return;
   }
-  Push(std::move(line), std::string());
+  Push(std::move(line), 0);
 }
 
 Outbox::WriteStatus Outbox::WriteTo(int fd) {
@@ -65,8 +65,8 @@ Outbox::WriteStatus Outbox::WriteTo(int fd) {
         break;
       }
       left -= remaining;
-      if (!front.token_key.empty()) {
-        auto slot = progress_slot_.find(front.token_key);
+      if (front.stream != 0) {
+        auto slot = progress_slot_.find(front.stream);
         if (slot != progress_slot_.end() && slot->second == front.seq) progress_slot_.erase(slot);
       }
       entries_.pop_front();

@@ -25,7 +25,7 @@ class Outbox {
   enum class WriteStatus { kDrained, kBlocked, kPeerGone };
 
   void PushResponse(std::string line);
-  void PushProgress(const std::string& token_key, std::string line);
+  void PushProgress(uint64_t stream, std::string line);
   void PushLog(std::string line);
 
   bool empty() const { return entries_.empty(); }
@@ -38,16 +38,16 @@ class Outbox {
  private:
   struct Entry {
     std::string data;       // the line plus "\n"
-    std::string token_key;  // progress entries only
+    uint64_t stream = 0;  // progress entries only (streams start at 1)
     uint64_t seq;
   };
-  void Push(std::string line, std::string token_key);
+  void Push(std::string line, uint64_t stream);
 
   std::deque<Entry> entries_;
   size_t head_written_ = 0;  // bytes of entries_.front() already written
   size_t bytes_ = 0;
   uint64_t next_seq_ = 0;
-  std::unordered_map<std::string, uint64_t> progress_slot_;  // token -> seq of unsent slot
+  std::unordered_map<uint64_t, uint64_t> progress_slot_;  // stream -> seq of unsent slot
   uint64_t dropped_logs_ = 0;
 };
 

@@ -1,8 +1,12 @@
 // OutputSink: where the session's outgoing lines go. The stdio transport implements it
 // with the Outbox; unit tests implement it with a recorder. Loop thread only.
 // Lines are complete JSON-RPC messages without the trailing newline.
+//
+// Progress travels on a stream: one per request, named by the request's generation (never
+// reused, unlike JSON-RPC ids and progress tokens), so two requests never share a slot.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace keel {
@@ -12,8 +16,12 @@ class OutputSink {
   virtual ~OutputSink() = default;
   // A response: never dropped.
   virtual void SendResponse(std::string line) = 0;
-  // Progress for one token: a newer line for the same token may replace an unsent one.
-  virtual void SendProgress(const std::string& token_key, std::string line) = 0;
+  // Progress on `stream`: a newer line replaces the stream's unsent one. Under pressure
+  // the oldest unsent progress may be dropped (the transport reports which stream).
+  virtual void SendProgress(uint64_t stream, std::string line) = 0;
+  // The stream's request settled without a response (cancelled): its unsent progress
+  // must never be written. A line already partly written is finished.
+  virtual void DiscardProgress(uint64_t stream) = 0;
   // A log notification: may be dropped under pressure.
   virtual void SendLog(std::string line) = 0;
 };

@@ -53,7 +53,7 @@ void RequestCoordinator::Progress(const Handle& handle, double progress,
   Json params = {{"progressToken", entry.progress_token}, {"progress", JsonNumber(progress)}};
   if (total) params["total"] = JsonNumber(*total);
   if (!message.empty()) params["message"] = std::move(message);
-  sink_.SendProgress(IdKey(entry.progress_token),
+  sink_.SendProgress(entry.generation,
                      EncodeNotification("notifications/progress", params));
 }
 

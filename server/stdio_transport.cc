@@ -43,8 +43,12 @@ void StdioTransport::StopReading() {
 
 void StdioTransport::SendResponse(std::string line) { outbox_.PushResponse(std::move(line)); }
 
-void StdioTransport::SendProgress(const std::string& token_key, std::string line) {
-  outbox_.PushProgress(token_key, std::move(line));
+void StdioTransport::SendProgress(uint64_t stream, std::string line) {
+  outbox_.PushProgress(stream, std::move(line));
+}
+
+void StdioTransport::DiscardProgress(uint64_t) {
+  // Not yet: the bounded outbox (issue 3) takes unsent progress back.
 }
 
 void StdioTransport::SendLog(std::string line) { outbox_.PushLog(std::move(line)); }

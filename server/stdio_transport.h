@@ -45,7 +45,8 @@ class StdioTransport final : public OutputSink {
 
   // OutputSink.
   void SendResponse(std::string line) override;
-  void SendProgress(const std::string& token_key, std::string line) override;
+  void SendProgress(uint64_t stream, std::string line) override;
+  void DiscardProgress(uint64_t stream) override;
   void SendLog(std::string line) override;
 
   // Blocks until the outbox is written or the deadline passes (exit path only).

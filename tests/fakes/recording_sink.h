@@ -2,6 +2,7 @@
 // Loop thread only, like the real one.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,10 @@ namespace keel {
 class RecordingSink final : public OutputSink {
  public:
   void SendResponse(std::string line) override { Record(line); }
-  void SendProgress(const std::string&, std::string line) override { Record(line); }
+  void SendProgress(uint64_t, std::string line) override { Record(line); }
+  // Recorded lines are already "written": nothing to take back, but tests can check it.
+  void DiscardProgress(uint64_t stream) override { discarded_.push_back(stream); }
+  const std::vector<uint64_t>& discarded() const { return discarded_; }
   void SendLog(std::string line) override { Record(line); }
 
   const std::vector<nlohmann::json>& messages() const { return messages_; }
@@ -49,6 +53,7 @@ class RecordingSink final : public OutputSink {
   }
   std::vector<nlohmann::json> messages_;
   std::vector<std::string> lines_;
+  std::vector<uint64_t> discarded_;
 };
 
 }  // namespace keel

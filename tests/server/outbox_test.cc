@@ -45,10 +45,10 @@ TEST_CASE("lines leave in order, each followed by one newline") {
 
 TEST_CASE("newer progress for a token replaces the unsent value in place") {
   Outbox outbox;
-  outbox.PushProgress("p", "p1");
+  outbox.PushProgress(1, "p1");
   outbox.PushResponse("other");
-  outbox.PushProgress("p", "p2");
-  outbox.PushProgress("q", "q1");
+  outbox.PushProgress(1, "p2");
+  outbox.PushProgress(2, "q1");
   outbox.PushResponse("done");
   Pipe pipe;
   outbox.WriteTo(pipe.fds[1]);
@@ -58,9 +58,9 @@ TEST_CASE("newer progress for a token replaces the unsent value in place") {
 TEST_CASE("progress queued after its slot was written takes a new slot") {
   Outbox outbox;
   Pipe pipe;
-  outbox.PushProgress("p", "p1");
+  outbox.PushProgress(1, "p1");
   outbox.WriteTo(pipe.fds[1]);
-  outbox.PushProgress("p", "p2");
+  outbox.PushProgress(1, "p2");
   outbox.WriteTo(pipe.fds[1]);
   CHECK(pipe.Drain() == "p1\np2\n");
 }
