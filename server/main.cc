@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <random>
+#include <string>
 
 #include <spdlog/spdlog.h>
 
@@ -57,6 +59,15 @@ bool InstallSignalHandlers() {
   return sigaction(SIGTERM, &action, nullptr) == 0 && sigaction(SIGINT, &action, nullptr) == 0;
 }
 
+// Correlation ids are "<prefix>-<n>": a prefix random per process keeps them unique
+// across restarts, so one found in a host's log names one call.
+std::string CorrelationPrefix() {
+  std::random_device random;
+  char prefix[16];
+  std::snprintf(prefix, sizeof(prefix), "k%08x", static_cast<unsigned>(random()));
+  return prefix;
+}
+
 // Everything from flags to exit; main() only turns an escaped exception into exit 70.
 int RunKeel(int argc, char** argv) {
   keel::InstallStderrLogger();  // spdlog's default logger writes to stdout: replace it first
@@ -96,6 +107,9 @@ int RunKeel(int argc, char** argv) {
   session_options.max_inflight = flags.max_inflight;
   session_options.page_size = flags.page_size;
   session_options.shutdown_grace = keel::Millis(flags.shutdown_grace_ms);
+  session_options.call_limits.idle = keel::Millis(flags.idle_timeout_ms);
+  session_options.call_limits.max = keel::Millis(flags.max_timeout_ms);
+  session_options.correlation_prefix = CorrelationPrefix();
   session_options.max_line_bytes = flags.max_line_bytes;
   session_options.server_version = KEEL_VERSION;
 
@@ -146,7 +160,11 @@ int RunKeel(int argc, char** argv) {
   // Exit path: hosts kill us 2 s after closing stdin, so every wait here is short.
   if (!peer_gone) transport.FlushBlocking(clock.Now() + keel::Millis(250));
   const bool idle = pool.WaitIdle(clock.Now() + keel::Millis(100));
-  spdlog::info("exiting; {} late result(s) dropped", session->coordinator().late_results_dropped());
+  const auto& stats = session->coordinator().stats();
+  spdlog::info("exiting; {} timeout(s), {} late result(s) and {} late progress dropped, {} "
+               "cancel(s) ignored, {} call(s) cancelled before starting, {} slot(s) held",
+               stats.timeouts, stats.late_results_dropped, stats.late_progress_dropped,
+               stats.ignored_cancels, stats.cancelled_before_start, stats.held);
   spdlog::default_logger()->flush();
   if (!idle) {
     // A tool ignored its cancellation token; joining its thread could hang forever.

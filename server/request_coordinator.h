@@ -1,93 +1,188 @@
-// RequestCoordinator: owns every in-flight tools/call from admission to settle, and is
-// the single authority on its fate. Loop thread only; workers reach it through
-// EventLoop::Post().
+// RequestCoordinator: owns every tools/call from admission to settle, and is the single
+// authority on its fate. Loop thread only; workers reach it through EventLoop::Post().
 //
 // Invariants:
-//  1. Each admitted request settles exactly once: one response line, or silence after
-//     a cancel. Whatever arrives for a settled request (a late result, late progress, a
-//     second cancel) is dropped here, never trusted to the tool.
-//  2. Entries are keyed by id plus a generation, so a reused id never touches an old
-//     entry.
-//  3. A request settled while its worker still runs stays counted ("draining") until the
-//     worker returns, so admission accounts for slots a slow-to-stop tool still holds.
-//  4. Progress for a request is sent only with the client's token, echoed with its exact
-//     type, and only when strictly greater than the last value sent.
+//  1. Each admitted request settles exactly once (see Settlement): completed, failed,
+//     cancelled, timed_out or shut_down, with a reason. The first terminal event wins.
+//     Whatever arrives for a settled request (a late result, late progress, a second
+//     cancel) is dropped here and counted, never trusted to the tool.
+//  2. Entries are keyed by a generation, never reused; the JSON-RPC id maps to the live
+//     generation only, so a reused id never touches an old entry.
+//  3. Cancelled settles silently: no response, and no progress after it: unsent progress
+//     is taken back from the sink (DiscardProgress) and rate-limited progress is dropped.
+//  4. A call settled while queued never runs (CallControl). A call settled while running
+//     stays counted ("draining") until its worker returns, so admission accounts for slots
+//     a slow-to-stop tool still holds; one still running `hold_after` later is reported
+//     through on_held (and on_released when it finally returns).
+//  5. Progress: only strictly increasing values are accepted. An accepted value resets the
+//     idle clock whether or not the client asked for progress; it is sent only with the
+//     client's token (echoed with its exact type), at most once per `progress_interval`
+//     per request (the newest value wins; one left over is sent when the interval ends).
+//  6. Two clocks per call (TMO-1): idle (since acceptance or the last accepted progress)
+//     and maximum (since acceptance; time queued counts; never reset). One deadline per
+//     call, min(last_progress + idle, accepted + max); when it passes, the call gets one
+//     isError result with structuredContent.error {type: "timeout", layer, elapsed_ms,
+//     limit_ms, correlation_id} and its work is cancelled as in 3-4.
+//  7. Time comes from the injected Clock; the owner arms one loop timer at NextDeadline()
+//     and calls RunDue() when it fires.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <queue>
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "server/cancellation.h"
+#include "server/call_control.h"
+#include "server/clock.h"
 #include "server/output_sink.h"
+#include "server/settlement.h"
 
 namespace keel {
 
 using Json = nlohmann::json;
 
+// The two clocks of one call. A zero idle means no idle clock.
+struct CallLimits {
+  Duration idle = Millis(30000);
+  Duration max = Millis(55000);
+};
+
 class RequestCoordinator {
  public:
-  struct Handle {
-    std::string key;  // IdKey of the JSON-RPC id
-    uint64_t generation = 0;
+  struct Options {
+    size_t max_inflight = 256;
+    Duration progress_interval = Millis(50);  // at most 20 notifications/s per request
+    Duration hold_after = Millis(100);        // a settled call still running is "held"
+    std::string correlation_prefix = "k";
   };
 
-  RequestCoordinator(OutputSink& sink, size_t max_inflight);
+  struct Admitted {
+    uint64_t generation = 0;
+    std::shared_ptr<CallControl> control;  // shared with the worker job
+  };
+
+  // What was dropped or ignored, for tests, logs and traces.
+  struct Stats {
+    uint64_t late_results_dropped = 0;   // a worker returned after its call settled
+    uint64_t late_progress_dropped = 0;  // progress for a settled or unknown call
+    uint64_t stale_progress_dropped = 0; // a value not above the last one
+    uint64_t ignored_cancels = 0;        // unknown, settled or malformed requestId
+    uint64_t cancelled_before_start = 0;
+    uint64_t timeouts = 0;
+    uint64_t held = 0;                   // slots reported through on_held so far
+    uint64_t resyncs = 0;                // requests whose progress the sink dropped
+  };
+
+  RequestCoordinator(OutputSink& sink, const Clock& clock, Options options);
+  ~RequestCoordinator();
 
   bool InFlight(const Json& id) const;
-  // No room for another call: live plus draining calls reach --max-inflight.
-  bool AtCapacity() const { return live_.size() + draining_.size() >= max_inflight_; }
+  // No room for another call: live plus draining calls reach max_inflight.
+  bool AtCapacity() const { return entries_.size() >= options_.max_inflight; }
 
-  Handle Begin(const Json& id, Json progress_token, CancellationToken token);
+  // Admits a call for `tool` in state queued; the clocks start now.
+  Admitted Begin(const Json& id, std::string_view tool, Json progress_token, CallLimits limits);
 
-  // The worker's result. Written unless the request already settled.
-  void Complete(const Handle& handle, Json result);
+  // The worker returned. An isError result settles as failed, anything else as completed;
+  // `threw` marks a tool that raised instead of returning. Dropped if already settled.
+  void Complete(uint64_t generation, Json result, bool threw = false);
 
-  // A tool's progress report (PRG-1 rules above).
-  void Progress(const Handle& handle, double progress, std::optional<double> total,
+  // A tool's progress report (invariant 5).
+  void Progress(uint64_t generation, double progress, std::optional<double> total,
                 std::string message);
 
-  // notifications/cancelled: settles the request silently and cancels its token.
-  // Unknown or settled ids are ignored (CAN-3). Returns true when a request was cancelled.
+  // notifications/cancelled: settles the request silently and cancels its work. Unknown,
+  // settled or malformed ids are ignored (CAN-3). True when a request was cancelled.
   bool Cancel(const Json& request_id);
 
-  // Shutdown: every live request gets one error response and its token is cancelled.
+  // Shutdown: every live request gets one error response and its work is cancelled.
   // Returns how many were settled this way.
   size_t ShutDownAll(int code, std::string_view message);
 
-  size_t live() const { return live_.size(); }
-  size_t draining() const { return draining_.size(); }
-  uint64_t late_results_dropped() const { return late_results_dropped_; }
+  // The sink dropped unsent progress of `stream` (a generation): the client missed values.
+  void MarkNeedsResync(uint64_t stream);
+
+  // The earliest time RunDue() has work (a timeout, a held progress value, a hold check).
+  std::optional<TimePoint> NextDeadline() const;
+  void RunDue();
+
+  // The state of the live call answering `id`, if any (tests and diagnostics).
+  std::optional<CallState> StateOf(const Json& id) const;
+  // How the last settled call ended, for tests: state and reason.
+  const std::pair<CallState, std::string>& last_settled() const { return last_settled_; }
+
+  size_t live() const { return live_ids_.size(); }
+  size_t draining() const { return entries_.size() - live_ids_.size(); }
+  const Stats& stats() const { return stats_; }
+  size_t alarms() const { return alarms_.size(); }
+  std::string CorrelationId(uint64_t generation) const;
 
   // Called whenever the last live request settles (shutdown waits for it).
   void set_on_idle(std::function<void()> fn) { on_idle_ = std::move(fn); }
+  // A settled call's worker is still busy `hold_after` later, and when it returns.
+  void set_on_held(std::function<void()> fn) { on_held_ = std::move(fn); }
+  void set_on_released(std::function<void()> fn) { on_released_ = std::move(fn); }
 
  private:
   struct Entry {
     Json id;
-    uint64_t generation;
+    std::string id_key;
+    std::string tool;
     Json progress_token;  // null when the client asked for no progress
-    CancellationToken token;
+    std::shared_ptr<CallControl> control;
+    CallLimits limits;
+    TimePoint accepted;
+    TimePoint last_activity;  // acceptance or the last accepted progress
     std::optional<double> last_progress;
+    // Rate limit: when the last notification went out, and the newest value held back.
+    std::optional<TimePoint> last_sent;
+    std::optional<std::string> held_back;  // encoded notification
+    bool flush_scheduled = false;
+    bool needs_resync = false;
+    bool held = false;
+    Settlement settlement;
   };
 
-  // Removes a live entry; its worker has not returned, so it starts draining.
-  void SettleWithoutWorker(std::unordered_map<std::string, Entry>::iterator it);
+  enum class Due : uint8_t { kTimeout, kProgressFlush, kHoldCheck };
+  struct Alarm {
+    TimePoint when;
+    uint64_t generation;
+    Due what;
+    bool operator>(const Alarm& other) const { return when > other.when; }
+  };
+
+  Entry* Find(uint64_t generation);
+  TimePoint DeadlineOf(const Entry& entry) const;
+  void Schedule(TimePoint when, uint64_t generation, Due what);
+  void CompactAlarms();
+
+  // Settles a live entry. `response` (may be empty) is written first. The entry leaves
+  // the id map; it is erased at once unless its worker is still running.
+  void Settle(uint64_t generation, CallState state, std::string reason, std::string response);
+  void OnTimeout(Entry& entry, uint64_t generation, TimePoint now);
+  void SendProgressLine(Entry& entry, uint64_t generation, std::string line, TimePoint now);
+  void Erase(uint64_t generation);
   void NotifyIfIdle();
 
   OutputSink& sink_;
-  size_t max_inflight_;
+  const Clock& clock_;
+  Options options_;
   uint64_t next_generation_ = 1;
-  std::unordered_map<std::string, Entry> live_;
-  std::unordered_set<uint64_t> draining_;  // generations settled before their worker returned
-  uint64_t late_results_dropped_ = 0;
+  std::unordered_map<uint64_t, Entry> entries_;         // live and draining
+  std::unordered_map<std::string, uint64_t> live_ids_;  // IdKey -> live generation
+  std::priority_queue<Alarm, std::vector<Alarm>, std::greater<Alarm>> alarms_;
+  Stats stats_;
+  std::pair<CallState, std::string> last_settled_{CallState::kQueued, ""};
   std::function<void()> on_idle_;
+  std::function<void()> on_held_;
+  std::function<void()> on_released_;
 };
 
 }  // namespace keel

@@ -36,15 +36,34 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
       tools_(tools),
       pool_(pool),
       options_(std::move(options)),
-      coordinator_(sink, options_.max_inflight),
+      coordinator_(sink, loop.clock(),
+                   RequestCoordinator::Options{options_.max_inflight, options_.progress_interval,
+                                               options_.hold_after, options_.correlation_prefix}),
       client_log_(sink, loop.clock()) {
   coordinator_.set_on_idle([this] {
     if (shutting_down_) FinishShutdown();
   });
-  loop_.AddBeforeWait([this] { SubmitHeldCalls(); });
+  loop_.AddBeforeWait([this] {
+    SubmitHeldCalls();
+    ArmDeadlineTimer();
+  });
 }
 
 void Session::SubmitHeldCalls() { pool_.SubmitAll(unsubmitted_); }
+
+void Session::ArmDeadlineTimer() {
+  const std::optional<TimePoint> next = coordinator_.NextDeadline();
+  if (next == armed_deadline_) return;
+  if (deadline_timer_) loop_.CancelTimer(*deadline_timer_);
+  deadline_timer_.reset();
+  armed_deadline_ = next;
+  if (!next) return;
+  deadline_timer_ = loop_.AddTimer(*next, [this] {
+    deadline_timer_.reset();
+    armed_deadline_.reset();
+    coordinator_.RunDue();
+  });
+}
 
 void Session::HandleLine(std::string_view line) {
   if (IsBlank(line)) return;
@@ -129,8 +148,10 @@ void Session::Initialize(const Message& message) {
        {{"name", "keel"}, {"title", "keel reliable MCP server"}, {"version", options_.server_version}}},
       {"instructions",
        "Tool failures come back as results with isError and, where keel knows more, "
-       "structuredContent.error.type (invalid_arguments, server_busy) to act on. A call "
-       "cancelled with notifications/cancelled is never answered."}};
+       "structuredContent.error.type (invalid_arguments, server_busy, timeout) to act on. "
+       "A call that reports no progress for the idle timeout, or runs past the maximum "
+       "timeout, ends with a timeout result. A call cancelled with notifications/cancelled "
+       "is never answered."}};
   Reply(message.id, result);
 }
 
@@ -224,26 +245,34 @@ void Session::CallTool(Message& message) {
                                                     {"retry_after_ms", 100}}));
   }
 
-  CancellationToken token;
-  const RequestCoordinator::Handle handle =
-      coordinator_.Begin(message.id, std::move(progress_token), token);
-  unsubmitted_.push_back([this, handle, tool, token, arguments = std::move(arguments)]() mutable {
-    ToolContext ctx(std::move(arguments), token,
-                    [this, handle](double progress, std::optional<double> total, std::string text) {
-                      loop_.Post([this, handle, progress, total, text = std::move(text)]() mutable {
-                        coordinator_.Progress(handle, progress, total, std::move(text));
+  RequestCoordinator::Admitted call =
+      coordinator_.Begin(message.id, spec.name, std::move(progress_token), options_.call_limits);
+  unsubmitted_.push_back([this, generation = call.generation, control = std::move(call.control),
+                          tool, arguments = std::move(arguments)]() mutable {
+    // Cancelled, timed out or shut down while queued: it never runs, and the coordinator
+    // freed its slot already.
+    if (!control->TryStart()) return;
+    ToolContext ctx(std::move(arguments), control->token(),
+                    [this, generation](double progress, std::optional<double> total,
+                                       std::string text) {
+                      loop_.Post([this, generation, progress, total, text = std::move(text)]() mutable {
+                        coordinator_.Progress(generation, progress, total, std::move(text));
                       });
                     });
     Json result;
+    bool threw = false;
     try {
       result = tool->Call(ctx);
+    } catch (const CallCancelled&) {
+      result = TextResult("cancelled");  // the call settled already; this is dropped
     } catch (const std::exception& e) {
       spdlog::error("tool '{}' threw: {}", tool->spec().name, e.what());
       result = ErrorResult("Internal error in tool '" + tool->spec().name + "'",
                            Json{{"type", "internal_error"}});
+      threw = true;
     }
-    loop_.Post([this, handle, result = std::move(result)]() mutable {
-      coordinator_.Complete(handle, std::move(result));
+    loop_.Post([this, generation, threw, result = std::move(result)]() mutable {
+      coordinator_.Complete(generation, std::move(result), threw);
     });
   });
   if (unsubmitted_.size() >= kMaxHeldCalls) SubmitHeldCalls();
@@ -280,8 +309,8 @@ void Session::ShutdownNow() {
 void Session::FinishShutdown() {
   if (finished_) return;
   finished_ = true;
-  // Calls still held were settled by the shutdown; their jobs run all the same, see a
-  // cancelled token and release their slots, as if they had started a moment earlier.
+  // Calls still held were settled by the shutdown: their jobs find them abandoned and
+  // return at once.
   SubmitHeldCalls();
   if (grace_timer_) {
     loop_.CancelTimer(*grace_timer_);

@@ -7,6 +7,8 @@
 //  1. ping is answered at once, at any time, whatever the workers are doing.
 //  2. Before initialize only ping is served; unknown methods get -32601 at any time.
 //  3. Every request gets exactly one answer, except a tools/call that was cancelled.
+//     tools/call fates are the RequestCoordinator's; the session arms one loop timer at
+//     its next deadline (timeouts, rate-limited progress).
 //  4. Once shutdown begins, no new input is read; live calls get `shutdown_grace` to
 //     finish, then are settled with an error; then on_finished runs once.
 #pragma once
@@ -32,6 +34,10 @@ struct SessionOptions {
   size_t max_inflight = 256;
   size_t page_size = 100;  // tools per tools/list page
   Duration shutdown_grace = Millis(1500);
+  CallLimits call_limits;                   // --idle-timeout, --max-timeout
+  Duration progress_interval = Millis(50);  // per request: at most 20 progress/s
+  Duration hold_after = Millis(100);        // a cancelled tool still running is "held"
+  std::string correlation_prefix = "k";     // correlation ids are "<prefix>-<n>"
   size_t max_line_bytes = 16 << 20;  // quoted in the oversized-line error
   std::string server_version = "0.0.0";
 };
@@ -50,6 +56,9 @@ class Session {
   void BeginShutdown(std::string_view why);
   // Ends the grace at once (a second signal).
   void ShutdownNow();
+
+  // The transport dropped unsent progress of `stream` for a slow client.
+  void OnProgressDropped(uint64_t stream) { coordinator_.MarkNeedsResync(stream); }
 
   void set_on_finished(std::function<void()> fn) { on_finished_ = std::move(fn); }
   void set_on_stop_reading(std::function<void()> fn) { on_stop_reading_ = std::move(fn); }
@@ -72,6 +81,8 @@ class Session {
   void FinishShutdown();
   // Hands the calls accepted so far to the pool in one go (see unsubmitted_).
   void SubmitHeldCalls();
+  // Keeps one loop timer at the coordinator's next deadline.
+  void ArmDeadlineTimer();
 
   EventLoop& loop_;
   OutputSink& sink_;
@@ -91,6 +102,8 @@ class Session {
   bool shutting_down_ = false;
   bool finished_ = false;
   std::optional<EventLoop::TimerId> grace_timer_;
+  std::optional<EventLoop::TimerId> deadline_timer_;
+  std::optional<TimePoint> armed_deadline_;
   std::function<void()> on_finished_;
   std::function<void()> on_stop_reading_;
 };

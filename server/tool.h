@@ -3,8 +3,9 @@
 // Thread-safety: Call() runs on a worker thread (or on the loop thread for tools whose
 // spec says runs_on_loop: those must return at once and never block). A Tool object is
 // shared by concurrent calls, so Call() must be reentrant.
-// Cancellation is cooperative: a tool checks ctx.cancelled() or waits on ctx.token();
-// whatever it returns after a cancel is discarded by the RequestCoordinator.
+// Cancellation is cooperative: a tool calls ctx.checkpoint() between steps, checks
+// ctx.cancelled(), or waits on ctx.token(); its worker slot is free as soon as it returns.
+// Whatever it returns after a cancel or a timeout is discarded by the RequestCoordinator.
 #pragma once
 
 #include <functional>
@@ -30,6 +31,9 @@ struct ToolSpec {
   bool runs_on_loop = false;
 };
 
+// Thrown by ToolContext::checkpoint() once the call is cancelled; the worker catches it.
+struct CallCancelled {};
+
 class ToolContext {
  public:
   using ProgressFn =
@@ -41,8 +45,13 @@ class ToolContext {
   const Json& arguments() const { return arguments_; }
   const CancellationToken& token() const { return token_; }
   bool cancelled() const { return token_.IsCancelled(); }
+  // Stops the tool here (throws CallCancelled) once the call is cancelled or timed out.
+  void checkpoint() const {
+    if (token_.IsCancelled()) throw CallCancelled{};
+  }
 
-  // Reports progress; keel forwards it only when the client asked for progress.
+  // Reports progress. A value above the last one restarts the call's idle clock; keel
+  // forwards it (rate-limited) only when the client asked for progress.
   void ReportProgress(double progress, std::optional<double> total = std::nullopt,
                       std::string message = std::string()) {
     if (progress_) progress_(progress, total, std::move(message));

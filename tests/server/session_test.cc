@@ -88,8 +88,10 @@ TEST_CASE("arguments that break the schema are a tool error naming the field") {
   CHECK(result["structuredContent"]["error"]["type"] == "invalid_arguments");
 }
 
-TEST_CASE("progress goes out with the client's token, before the result") {
-  SessionHarness h;
+TEST_CASE("progress goes out with the client's token, before the result (PRG-1)") {
+  SessionOptions options;
+  options.progress_interval = Duration::zero();  // no rate limit: every step is sent
+  SessionHarness h(0, options);
   h.Initialize();
   h.Send(h.Call(1, "progress", {{"steps", 3}}, {{"progressToken", "p"}}));
   const auto& all = h.sink().messages();
@@ -100,6 +102,16 @@ TEST_CASE("progress goes out with the client's token, before the result") {
     CHECK(all[i]["params"]["progress"] == i + 1);
   }
   CHECK(all[3]["id"] == 1);
+}
+
+TEST_CASE("progress reported faster than 20/s reaches the client rate-limited (PRG-1)") {
+  SessionHarness h;
+  h.Initialize();
+  h.Send(h.Call(1, "progress", {{"steps", 100}}, {{"progressToken", 7}}));
+  // All 100 steps happen at one instant of the fake clock: the first goes out, the rest are
+  // held back as one newest value, which the completion makes moot.
+  REQUIRE(h.sink().WithMethod("notifications/progress").size() == 1);
+  CHECK(h.sink().ForId(1).size() == 1);
 }
 
 TEST_CASE("a call without a progress token gets no progress notifications") {
@@ -150,7 +162,7 @@ TEST_CASE("calls accepted together are answered once the loop runs") {
   CHECK(h.sink().ForId(2)[0]["result"]["content"][0]["text"] == "b");
 }
 
-TEST_CASE("a call cancelled before it reached a worker is never answered and frees its slot") {
+TEST_CASE("a call cancelled before it reached a worker never runs and frees its slot (CAN-2)") {
   SessionHarness h;
   h.Initialize();
   h.session().HandleLine(h.Call(1, "echo", {{"text", "a"}}));
@@ -159,7 +171,8 @@ TEST_CASE("a call cancelled before it reached a worker is never answered and fre
   h.Pump();
   CHECK(h.sink().ForId(1).empty());
   CHECK(h.session().coordinator().draining() == 0);
-  CHECK(h.session().coordinator().late_results_dropped() == 1);
+  CHECK(h.session().coordinator().stats().cancelled_before_start == 1);
+  CHECK(h.session().coordinator().stats().late_results_dropped == 0);
 }
 
 }  // namespace
