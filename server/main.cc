@@ -162,9 +162,9 @@ int RunKeel(int argc, char** argv) {
   const bool idle = pool.WaitIdle(clock.Now() + keel::Millis(100));
   const auto& stats = session->coordinator().stats();
   spdlog::info("exiting; {} timeout(s), {} late result(s) and {} late progress dropped, {} "
-               "cancel(s) ignored, {} call(s) cancelled before starting, {} slot(s) held",
+               "cancel(s) ignored, {} call(s) settled before starting, {} slot(s) held",
                stats.timeouts, stats.late_results_dropped, stats.late_progress_dropped,
-               stats.ignored_cancels, stats.cancelled_before_start, stats.held);
+               stats.ignored_cancels, stats.never_started, stats.held);
   spdlog::default_logger()->flush();
   if (!idle) {
     // A tool ignored its cancellation token; joining its thread could hang forever.

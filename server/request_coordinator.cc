@@ -209,7 +209,7 @@ void RequestCoordinator::Settle(uint64_t generation, CallState state, std::strin
   if (worker_returned) {
     Erase(generation);
   } else if (entry.control->TryAbandon()) {
-    ++stats_.cancelled_before_start;  // still queued: it will never run
+    ++stats_.never_started;  // still queued: it will never run
     Erase(generation);
   } else {
     // Running: ask it to stop; it stays counted until its worker returns.

@@ -74,7 +74,7 @@ class RequestCoordinator {
     uint64_t late_progress_dropped = 0;  // progress for a settled or unknown call
     uint64_t stale_progress_dropped = 0; // a value not above the last one
     uint64_t ignored_cancels = 0;        // unknown, settled or malformed requestId
-    uint64_t cancelled_before_start = 0;
+    uint64_t never_started = 0;          // settled while queued: never ran
     uint64_t timeouts = 0;
     uint64_t held = 0;                   // slots reported through on_held so far
     uint64_t resyncs = 0;                // requests whose progress the sink dropped

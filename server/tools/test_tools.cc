@@ -74,11 +74,20 @@ std::vector<std::unique_ptr<Tool>> MakeTestTools() {
       }));
 
   tools.push_back(std::make_unique<FnTool>(
-      Spec("latch_wait", "Test tool: blocks until latch_release opens the named latch.",
-           kNameSchema),
+      Spec("latch_wait",
+           "Test tool: blocks until latch_release opens the named latch. With "
+           "ignore_cancel it also ignores cancellation (a non-cooperative tool).",
+           R"({"type":"object",
+               "properties":{"name":{"type":"string","minLength":1,"maxLength":128},
+                             "ignore_cancel":{"type":"boolean"}},
+               "required":["name"],"additionalProperties":false})"),
       [latches](ToolContext& ctx) {
         const auto name = ctx.arguments().at("name").get<std::string>();
-        if (!latches->Wait(name, ctx.token())) return TextResult("cancelled");
+        const bool stubborn = ctx.arguments().value("ignore_cancel", false);
+        const CancellationToken never_cancelled;
+        if (!latches->Wait(name, stubborn ? never_cancelled : ctx.token())) {
+          return TextResult("cancelled");
+        }
         return TextResult("released " + name);
       }));
 

@@ -108,7 +108,7 @@ TEST_CASE("cancel while queued: the call never runs and its slot is free at once
   CHECK_FALSE(call.control->TryStart());  // the worker finds it abandoned
   CHECK(f.coordinator.draining() == 0);
   CHECK(f.coordinator.live() == 0);
-  CHECK(f.coordinator.stats().cancelled_before_start == 1);
+  CHECK(f.coordinator.stats().never_started == 1);
   CHECK(f.sink.messages().empty());
 }
 

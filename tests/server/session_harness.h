@@ -2,7 +2,9 @@
 // tests send lines and read back parsed messages. Loop-thread work runs in Pump().
 #pragma once
 
+#include <chrono>
 #include <string>
+#include <thread>
 
 #include "fakes/fake_clock.h"
 #include "fakes/recording_sink.h"
@@ -46,6 +48,17 @@ class SessionHarness {
     for (int i = 0; i < 200 && sink_.ForId(id).empty(); ++i) loop_.RunOnce(Millis(50));
     return !sink_.ForId(id).empty();
   }
+  // Waits (bounded, polling the coordinator) until a worker has picked up call `id`, so a
+  // test can force the "running" side of a race.
+  bool WaitUntilRunning(const Json& id) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::chrono::steady_clock::now() < until) {
+      if (session_.coordinator().StateOf(id) == CallState::kRunning) return true;
+      std::this_thread::yield();
+    }
+    return false;
+  }
+
   std::string Call(const Json& id, const std::string& tool, const Json& args,
                    const Json& meta = Json()) {
     Json params = {{"name", tool}, {"arguments", args}};

@@ -102,5 +102,57 @@ TEST_CASE("a burst of calls larger than one hand-over is answered in full by the
   }
 }
 
+TEST_CASE("a blocked call gets the idle timeout result from the loop's timer and its worker "
+          "is freed (TMO-1, TMO-3)") {
+  SessionOptions options;
+  options.call_limits = CallLimits{Millis(500), Millis(2000)};
+  SessionHarness h(1, options);
+  h.Initialize();
+  h.Send(h.Call(1, "latch_wait", {{"name", "never"}}));
+  h.clock().Advance(Millis(499));
+  h.Pump();
+  CHECK(h.sink().ForId(1).empty());
+  h.clock().Advance(Millis(1));
+  h.Pump();
+  REQUIRE(h.sink().ForId(1).size() == 1);
+  const Json error = h.sink().ForId(1)[0]["result"]["structuredContent"]["error"];
+  CHECK(error["type"] == "timeout");
+  CHECK(error["layer"] == "idle");
+  CHECK(error["elapsed_ms"] == 500);
+  // The latch wait saw its token cancelled: the single worker runs the next call.
+  h.Send(h.Call(2, "echo", {{"text", "next"}}));
+  REQUIRE(h.WaitFor(2));
+  CHECK(h.sink().ForId(1).size() == 1);
+  CHECK(h.session().coordinator().stats().timeouts == 1);
+}
+
+TEST_CASE("a call queued behind a busy worker times out on the maximum and never runs "
+          "(TMO-1)") {
+  SessionOptions options;
+  options.call_limits = CallLimits{Duration::zero(), Millis(1000)};
+  SessionHarness h(1, options);
+  h.Initialize();
+  // The only worker is held by a tool that ignores cancellation.
+  h.Send(h.Call(1, "latch_wait", {{"name", "hold"}, {"ignore_cancel", true}}));
+  REQUIRE(h.WaitUntilRunning(1));
+  h.clock().Advance(Millis(1));
+  h.Send(h.Call(2, "echo", {{"text", "queued"}}));
+  h.clock().Advance(Millis(999));
+  h.Pump();
+  REQUIRE(h.sink().ForId(1).size() == 1);  // 1000 ms since it was accepted
+  CHECK(h.sink().ForId(1)[0]["result"]["structuredContent"]["error"]["layer"] == "max");
+  CHECK(h.sink().ForId(2).empty());
+  h.clock().Advance(Millis(1));
+  h.Pump();
+  REQUIRE(h.sink().ForId(2).size() == 1);  // queued 1000 ms: timed out without running
+  CHECK(h.sink().ForId(2)[0]["result"]["structuredContent"]["error"]["layer"] == "max");
+  // Once the stubborn tool returns, the worker skips the timed-out echo job.
+  h.Send(h.Call(3, "latch_release", {{"name", "hold"}}));
+  h.Send(h.Call(4, "echo", {{"text", "after"}}));
+  REQUIRE(h.WaitFor(4));
+  CHECK(h.sink().ForId(2).size() == 1);
+  CHECK(h.session().coordinator().stats().never_started == 1);
+}
+
 }  // namespace
 }  // namespace keel

@@ -171,7 +171,7 @@ TEST_CASE("a call cancelled before it reached a worker never runs and frees its 
   h.Pump();
   CHECK(h.sink().ForId(1).empty());
   CHECK(h.session().coordinator().draining() == 0);
-  CHECK(h.session().coordinator().stats().cancelled_before_start == 1);
+  CHECK(h.session().coordinator().stats().never_started == 1);
   CHECK(h.session().coordinator().stats().late_results_dropped == 0);
 }
 
