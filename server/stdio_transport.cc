@@ -22,7 +22,8 @@ StdioTransport::StdioTransport(EventLoop& loop, int in_fd, int out_fd, size_t ma
       in_fd_(in_fd),
       out_fd_(out_fd),
       callbacks_(std::move(callbacks)),
-      framer_(max_line_bytes, callbacks_.on_line, callbacks_.on_oversized) {
+      framer_(max_line_bytes, callbacks_.on_line, callbacks_.on_oversized),
+      outbox_(kPauseReadingBytes) {
   SetNonBlocking(in_fd_);
   SetNonBlocking(out_fd_);
   read_buffer_.resize(kReadChunkBytes);
