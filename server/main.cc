@@ -116,7 +116,7 @@ int RunKeel(int argc, char** argv) {
   keel::Session* session = nullptr;
   bool peer_gone = false;
   keel::StdioTransport transport(
-      loop, in_fd, out_fd, flags.max_line_bytes,
+      loop, in_fd, out_fd, flags.max_line_bytes, flags.outbox_bytes,
       {.on_line = [&](std::string_view line) { session->HandleLine(line); },
        .on_oversized = [&](size_t bytes) { session->HandleOversizedLine(bytes); },
        .on_eof = [&] { session->BeginShutdown("stdin closed"); },
@@ -126,7 +126,8 @@ int RunKeel(int argc, char** argv) {
              peer_gone = true;
              spdlog::info("stdout closed by the client; exiting");
              loop.Stop();
-           }});
+           },
+       .on_progress_dropped = [&](uint64_t stream) { session->OnProgressDropped(stream); }});
   keel::Session session_object(loop, transport, registry, pool, session_options);
   session = &session_object;
   session->set_on_stop_reading([&] { transport.StopReading(); });

@@ -13,6 +13,7 @@
 //     finish, then are settled with an error; then on_finished runs once.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -51,6 +52,8 @@ class Session {
   void HandleLine(std::string_view line);
   // An input line longer than max_line_bytes was skipped.
   void HandleOversizedLine(size_t bytes);
+  // The outbox dropped unsent progress of request stream `stream` (BP-1).
+  void OnProgressDropped(uint64_t stream);
 
   // Stops serving: `why` is logged. Idempotent; a second call during the grace is ignored.
   void BeginShutdown(std::string_view why);

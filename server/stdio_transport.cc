@@ -17,12 +17,15 @@ void SetNonBlocking(int fd) {
 }  // namespace
 
 StdioTransport::StdioTransport(EventLoop& loop, int in_fd, int out_fd, size_t max_line_bytes,
-                               Callbacks callbacks)
+                               size_t outbox_bytes, Callbacks callbacks)
     : loop_(loop),
       in_fd_(in_fd),
       out_fd_(out_fd),
       callbacks_(std::move(callbacks)),
-      framer_(max_line_bytes, callbacks_.on_line, callbacks_.on_oversized) {
+      framer_(max_line_bytes, callbacks_.on_line, callbacks_.on_oversized),
+      outbox_(outbox_bytes, [this](uint64_t stream) {
+        if (callbacks_.on_progress_dropped) callbacks_.on_progress_dropped(stream);
+      }) {
   SetNonBlocking(in_fd_);
   SetNonBlocking(out_fd_);
   read_buffer_.resize(kReadChunkBytes);
@@ -47,9 +50,7 @@ void StdioTransport::SendProgress(uint64_t stream, std::string line) {
   outbox_.PushProgress(stream, std::move(line));
 }
 
-void StdioTransport::DiscardProgress(uint64_t) {
-  // Not yet: the bounded outbox (issue 3) takes unsent progress back.
-}
+void StdioTransport::DiscardProgress(uint64_t stream) { outbox_.DiscardProgress(stream); }
 
 void StdioTransport::SendLog(std::string line) { outbox_.PushLog(std::move(line)); }
 
@@ -91,8 +92,9 @@ void StdioTransport::Flush() {
 }
 
 void StdioTransport::UpdateInterest() {
-  if (paused_ && outbox_.bytes() < kPauseReadingBytes / 2) paused_ = false;
-  if (!paused_ && outbox_.bytes() > kPauseReadingBytes) paused_ = true;
+  // Hysteresis: resuming only below half keeps a slow reader from toggling us per line.
+  if (paused_ && outbox_.bytes() < outbox_.max_bytes() / 2) paused_ = false;
+  if (!paused_ && outbox_.bytes() >= outbox_.max_bytes()) paused_ = true;
   loop_.SetEvents(in_fd_, reading_ && !paused_ ? POLLIN : 0);
   loop_.SetEvents(out_fd_, !peer_gone_ && !outbox_.empty() ? POLLOUT : 0);
 }

@@ -1,16 +1,20 @@
 // StdioTransport: newline-delimited JSON-RPC over two fds (keel's private copies of
-// stdin and stdout). It frames input with LineFramer, queues output in the Outbox, and
-// writes only when the fd accepts bytes. Loop thread only.
+// stdin and stdout). It frames input with LineFramer, queues output in a bounded Outbox,
+// and writes only when the fd accepts bytes. Loop thread only.
 //
-// Invariants:
+// Invariants (`outbox_bytes` is the bound given to the constructor, BP-1):
 //  1. Reading stops for good at EOF or StopReading(); it pauses while the outbox holds
-//     more than kPauseReadingBytes (backpressure to a client that stopped reading) and
-//     resumes below half of that.
-//  2. The outbox is flushed once per loop iteration, before the loop waits, so replies
+//     at least outbox_bytes (backpressure to a client that stopped reading: nothing
+//     already accepted is dropped, and memory stays bounded) and resumes below half.
+//  2. Progress that the outbox drops to stay within its bound is reported per stream
+//     through on_progress_dropped (the request then needs a resync).
+//  3. The outbox is flushed once per loop iteration, before the loop waits, so replies
 //     produced together leave in one writev().
-//  3. A write error (EPIPE: the client is gone) is reported once through on_peer_gone.
+//  4. A write error (EPIPE: the client is gone) is reported once through on_peer_gone.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -24,9 +28,6 @@ namespace keel {
 
 class StdioTransport final : public OutputSink {
  public:
-  // Above this many unsent bytes stdin is not read: memory stays bounded and nothing
-  // already accepted is dropped.
-  static constexpr size_t kPauseReadingBytes = 8 << 20;
   static constexpr size_t kReadChunkBytes = 64 << 10;
 
   struct Callbacks {
@@ -34,14 +35,19 @@ class StdioTransport final : public OutputSink {
     std::function<void(size_t bytes)> on_oversized;
     std::function<void()> on_eof;
     std::function<void()> on_peer_gone;
+    // The outbox dropped unsent progress of `stream` (see Outbox).
+    std::function<void(uint64_t stream)> on_progress_dropped;
   };
 
+  // `outbox_bytes` bounds the outbox (--outbox-bytes): see invariants 1 and 2.
   StdioTransport(EventLoop& loop, int in_fd, int out_fd, size_t max_line_bytes,
-                 Callbacks callbacks);
+                 size_t outbox_bytes, Callbacks callbacks);
   ~StdioTransport() override;
 
   void StopReading();
   bool reading() const { return reading_; }
+  // True while reading is paused because the outbox is full (invariant 1).
+  bool paused() const { return paused_; }
 
   // OutputSink.
   void SendResponse(std::string line) override;
