@@ -96,11 +96,6 @@ void Session::HandleOversizedLine(size_t bytes) {
           std::to_string(options_.max_line_bytes) + "; it was skipped"));
 }
 
-void Session::OnProgressDropped(uint64_t stream) {
-  spdlog::warn("progress for request stream {} dropped: the client is not reading (needs_resync)",
-               stream);
-}
-
 void Session::HandleRequest(Message& message) {
   const std::string& method = message.method;
   if (method == "ping") return Reply(message.id, Json::object());

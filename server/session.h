@@ -52,15 +52,13 @@ class Session {
   void HandleLine(std::string_view line);
   // An input line longer than max_line_bytes was skipped.
   void HandleOversizedLine(size_t bytes);
-  // The outbox dropped unsent progress of request stream `stream` (BP-1).
-  void OnProgressDropped(uint64_t stream);
-
   // Stops serving: `why` is logged. Idempotent; a second call during the grace is ignored.
   void BeginShutdown(std::string_view why);
   // Ends the grace at once (a second signal).
   void ShutdownNow();
 
-  // The transport dropped unsent progress of `stream` for a slow client.
+  // The outbox dropped unsent progress of request stream `stream` for a slow client (BP-1):
+  // the request is marked needs_resync.
   void OnProgressDropped(uint64_t stream) { coordinator_.MarkNeedsResync(stream); }
 
   void set_on_finished(std::function<void()> fn) { on_finished_ = std::move(fn); }
