@@ -31,6 +31,7 @@ const repo = resolve(here, '..', '..');
 
 const USAGE = `usage: scripts/bench [--calls N] [--warmup N] [--inflight 1,16] [--servers keel,sdk,floor]
                     [--keel PATH] [--json]
+       scripts/bench --cancel ... | --flood ...   (request coordinator benches; scripts/bench --cancel --help)
   --calls N       measured echo calls per (server, in-flight) run (default 20000)
   --warmup N      warm-up calls before measuring (default 1000)
   --inflight L    comma-separated in-flight counts (default 1,16)
@@ -403,7 +404,12 @@ function report(results, opts, background) {
 }
 
 async function main() {
-  const opts = parseArgs(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  if (argv.includes('--cancel') || argv.includes('--flood')) {
+    const { main: coordinatorMain } = await import('./coordinator_bench.mjs');
+    return coordinatorMain(argv);
+  }
+  const opts = parseArgs(argv);
   const results = [];
   const tStart = performance.now();
   const bgBefore = await backgroundLoad();
