@@ -24,12 +24,14 @@ import { tmpdir, cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { backgroundLoad } from './machine_load.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
 
 const USAGE = `usage: scripts/bench [--calls N] [--warmup N] [--inflight 1,16] [--servers keel,sdk,floor]
                     [--keel PATH] [--json]
+       scripts/bench --cancel ... | --flood ...   (request coordinator benches; scripts/bench --cancel --help)
   --calls N       measured echo calls per (server, in-flight) run (default 20000)
   --warmup N      warm-up calls before measuring (default 1000)
   --inflight L    comma-separated in-flight counts (default 1,16)
@@ -96,24 +98,6 @@ function cpuSeconds(pid) {
 function peakRssMB(pid) {
   const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
-}
-
-// Busy jiffies (all CPUs) and total jiffies from the first line of /proc/stat.
-function systemJiffies() {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1).map(Number);
-  const total = f.reduce((a, b) => a + b, 0);
-  const idle = f[3] + (f[4] || 0); // idle + iowait
-  return { busy: total - idle, total };
-}
-
-// How busy the machine is without the bench: CPU use over `ms` while the driver sleeps,
-// in cores (0 = idle, 2 = both cores of a 2-core machine busy).
-async function backgroundLoad(ms = 500) {
-  const a = systemJiffies();
-  await new Promise((r) => setTimeout(r, ms));
-  const b = systemJiffies();
-  const total = b.total - a.total;
-  return total > 0 ? ((b.busy - a.busy) / total) * cpus().length : NaN;
 }
 
 function ensureFloor() {
@@ -420,7 +404,12 @@ function report(results, opts, background) {
 }
 
 async function main() {
-  const opts = parseArgs(process.argv.slice(2));
+  const argv = process.argv.slice(2);
+  if (argv.includes('--cancel') || argv.includes('--flood')) {
+    const { main: coordinatorMain } = await import('./coordinator_bench.mjs');
+    return coordinatorMain(argv);
+  }
+  const opts = parseArgs(argv);
   const results = [];
   const tStart = performance.now();
   const bgBefore = await backgroundLoad();
