@@ -14,7 +14,7 @@
 namespace keel {
 namespace {
 
-TEST_CASE("a pool of zero threads runs each job inline, inside Submit") {
+TEST_CASE("a pool of zero threads runs each job inline, inside Submit", "[pool]") {
   WorkerPool pool(0);
   int ran = 0;
   pool.Submit([&] { ++ran; });
@@ -22,7 +22,7 @@ TEST_CASE("a pool of zero threads runs each job inline, inside Submit") {
   CHECK(pool.pending() == 0);
 }
 
-TEST_CASE("every submitted job runs exactly once") {
+TEST_CASE("every submitted job runs exactly once", "[pool]") {
   std::atomic<int> ran{0};
   {
     WorkerPool pool(2);
@@ -32,7 +32,7 @@ TEST_CASE("every submitted job runs exactly once") {
   CHECK(ran.load() == 1000);
 }
 
-TEST_CASE("WaitIdle reports a job still running at the deadline") {
+TEST_CASE("WaitIdle reports a job still running at the deadline", "[pool]") {
   WorkerPool pool(1);
   CancellationToken release;
   pool.Submit([release] { release.WaitUntil(TimePoint::max()); });
@@ -42,7 +42,8 @@ TEST_CASE("WaitIdle reports a job still running at the deadline") {
   CHECK(pool.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(30)));
 }
 
-TEST_CASE("a burst handed over with SubmitAll runs once per job, in order on one worker") {
+TEST_CASE("a burst handed over with SubmitAll runs once per job, in order on one worker",
+          "[pool]") {
   std::vector<int> order;  // one worker: the jobs never run concurrently
   {
     WorkerPool pool(1);
@@ -73,7 +74,7 @@ struct Rendezvous {
   int arrived = 0;
 };
 
-TEST_CASE("a burst with a job for every worker wakes every parked worker") {
+TEST_CASE("a burst with a job for every worker wakes every parked worker", "[pool]") {
   Rendezvous rendezvous(3);
   std::atomic<int> met{0};
   WorkerPool pool(3);
@@ -84,7 +85,7 @@ TEST_CASE("a burst with a job for every worker wakes every parked worker") {
   CHECK(met.load() == 3);
 }
 
-TEST_CASE("a job queued while a worker is blocked starts on a parked worker") {
+TEST_CASE("a job queued while a worker is blocked starts on a parked worker", "[pool]") {
   WorkerPool pool(2);
   CancellationToken release;
   CancellationToken second_ran;  // cancelled = the second job has run
