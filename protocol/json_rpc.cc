@@ -106,8 +106,9 @@ DecodeResult DecodeLine(std::string_view line) {
     const auto params = root.find("params");
     if (params != root.end()) {
       if (!params->is_object()) {
-        // MCP params are always objects; a notification gets no answer either way.
-        return DecodeError{kInvalidParams, "Invalid params: params must be an object", id};
+        // MCP params are always objects. A request gets -32602; a notification, nothing.
+        return DecodeError{kInvalidParams, "Invalid params: params must be an object", id,
+                           /*notification=*/!has_id};
       }
       message.params = std::move(*params);
     }

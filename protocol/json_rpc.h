@@ -38,6 +38,9 @@ struct DecodeError {
   int code = 0;
   std::string message;
   std::optional<Json> id;  // set only when the id was readable and valid
+  // A well-formed notification with bad params: JSON-RPC never answers a notification,
+  // so the caller logs this and sends nothing.
+  bool notification = false;
 };
 
 using DecodeResult = std::variant<Message, DecodeError>;

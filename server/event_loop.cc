@@ -94,8 +94,14 @@ void EventLoop::DrainMailbox(bool wake_fd_readable) {
     // iteration, never a lost wake-up.
     wake_pending_ = false;
   }
+  in_drain_ = true;
   for (auto& fn : draining_) fn();
   draining_.clear();
+  in_drain_ = false;
+}
+
+void EventLoop::RunPosted() {
+  if (!in_drain_) DrainMailbox(false);
 }
 
 void EventLoop::RebuildPollSet() {

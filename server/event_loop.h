@@ -40,6 +40,11 @@ class EventLoop {
   // Thread-safe: queue `fn` to run on the loop thread and wake the loop.
   void Post(Fn fn);
 
+  // Runs what other threads have posted so far, now, without waiting. For a handler that
+  // needs results workers already posted (admission at capacity). Does nothing when
+  // called from a posted function.
+  void RunPosted();
+
   TimerId AddTimer(TimePoint when, Fn fn);
   void CancelTimer(TimerId id);
 
@@ -72,6 +77,7 @@ class EventLoop {
   std::mutex mailbox_mu_;
   std::vector<Fn> mailbox_;  // guarded by mailbox_mu_
   std::vector<Fn> draining_;   // loop only: the batch being run, kept to reuse its storage
+  bool in_drain_ = false;      // loop only: running draining_
   bool blocking_ = false;      // guarded by mailbox_mu_: the loop is in (or entering) poll()
   bool wake_pending_ = false;  // guarded by mailbox_mu_: a wake-up is already written
 

@@ -102,7 +102,9 @@ int RunKeel(int argc, char** argv) {
 
   keel::SteadyClock clock;
   keel::EventLoop loop(clock);
-  keel::WorkerPool pool(flags.workers);
+  // Replacement threads for slots held by tools that ignore cancellation: at most one per
+  // admissible call.
+  keel::WorkerPool pool(flags.workers, flags.max_inflight);
   keel::SessionOptions session_options;
   session_options.max_inflight = flags.max_inflight;
   session_options.page_size = flags.page_size;

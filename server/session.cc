@@ -43,6 +43,10 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
   coordinator_.set_on_idle([this] {
     if (shutting_down_) FinishShutdown();
   });
+  // A tool that ignores cancellation keeps its thread: the pool starts a replacement, so
+  // the calls admitted next (up to --max-inflight, which still counts the held slot) run.
+  coordinator_.set_on_held([this] { pool_.Hold(); });
+  coordinator_.set_on_released([this] { pool_.Release(); });
   loop_.AddBeforeWait([this] {
     SubmitHeldCalls();
     ArmDeadlineTimer();
@@ -70,6 +74,7 @@ void Session::HandleLine(std::string_view line) {
   DecodeResult decoded = DecodeLine(line);
   if (auto* error = std::get_if<DecodeError>(&decoded)) {
     spdlog::debug("rejected input line: {}", error->message);
+    if (error->notification) return;  // notifications are never answered (CAN-3)
     sink_.SendResponse(EncodeError(error->id, error->code, error->message));
     return;
   }
@@ -235,6 +240,12 @@ void Session::CallTool(Message& message) {
   if (spec.runs_on_loop) {
     ToolContext ctx(std::move(arguments), CancellationToken(), nullptr);
     return Reply(message.id, tool->Call(ctx));
+  }
+  if (coordinator_.AtCapacity()) {
+    // Calls that already finished may only be waiting in the mailbox: a client that
+    // pipelines many quick calls must not be refused for results not yet collected.
+    SubmitHeldCalls();
+    loop_.RunPosted();
   }
   if (coordinator_.AtCapacity()) {
     const std::string text = "Server busy: " + std::to_string(options_.max_inflight) +

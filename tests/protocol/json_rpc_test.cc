@@ -79,6 +79,19 @@ TEST_CASE("a message with a method and an id is a request carrying its params") 
   CHECK(m.params.at("name").get<std::string>() == "echo");
 }
 
+TEST_CASE("params that are not an object: -32602 for a request, unanswerable for a notification") {
+  const auto request = DecodeLine(R"({"jsonrpc":"2.0","id":4,"method":"ping","params":[1]})");
+  const auto* request_error = std::get_if<DecodeError>(&request);
+  REQUIRE(request_error != nullptr);
+  CHECK(request_error->code == -32602);
+  CHECK(request_error->id == Json(4));
+  CHECK_FALSE(request_error->notification);
+  const auto note = DecodeLine(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":7})");
+  const auto* note_error = std::get_if<DecodeError>(&note);
+  REQUIRE(note_error != nullptr);
+  CHECK(note_error->notification);
+}
+
 TEST_CASE("a message with a method and no id is a notification with null params when absent") {
   const Message m = Decoded(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
   CHECK(m.kind == MessageKind::kNotification);

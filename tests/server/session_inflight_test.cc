@@ -154,5 +154,35 @@ TEST_CASE("a call queued behind a busy worker times out on the maximum and never
   CHECK(h.session().coordinator().stats().never_started == 1);
 }
 
+TEST_CASE("a tool that ignores cancellation keeps its slot counted, and a replacement worker "
+          "serves the next call (CAN-2)") {
+  SessionOptions options;
+  options.max_inflight = 2;
+  SessionHarness h(1, options);
+  h.Initialize();
+  h.Send(h.Call(1, "latch_wait", {{"name", "stubborn"}, {"ignore_cancel", true}}));
+  REQUIRE(h.WaitUntilRunning(1));
+  h.Send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}})");
+  CHECK(h.session().coordinator().draining() == 1);
+  // 100 ms later the slot counts as held: the pool starts a replacement thread.
+  h.clock().Advance(Millis(100));
+  h.Pump();
+  CHECK(h.session().coordinator().stats().held == 1);
+  h.Send(h.Call(2, "echo", {{"text", "served"}}));
+  REQUIRE(h.WaitFor(2));
+  CHECK(h.sink().ForId(2)[0]["result"]["content"][0]["text"] == "served");
+  // The limit still counts the held slot: one more call fills it, a second is refused.
+  h.Send(h.Call(3, "latch_wait", {{"name", "other"}}));
+  h.Send(h.Call(4, "echo", {{"text", "refused"}}));
+  REQUIRE(h.sink().ForId(4).size() == 1);
+  CHECK(h.sink().ForId(4)[0]["result"]["structuredContent"]["error"]["type"] == "server_busy");
+  h.Send(h.Call(5, "latch_release", {{"name", "other"}}));
+  REQUIRE(h.WaitFor(3));
+  h.Send(h.Call(6, "latch_release", {{"name", "stubborn"}}));
+  for (int i = 0; i < 200 && h.session().coordinator().draining() > 0; ++i) h.WaitFor(99);
+  CHECK(h.session().coordinator().draining() == 0);
+  CHECK(h.sink().ForId(1).empty());
+}
+
 }  // namespace
 }  // namespace keel

@@ -122,7 +122,8 @@ TEST_CASE("a call without a progress token gets no progress notifications") {
   CHECK(h.sink().ForId(1).size() == 1);
 }
 
-TEST_CASE("responses from the client, unknown notifications and stray cancels are silent") {
+TEST_CASE("responses from the client, unknown notifications and stray cancels are silent "
+          "(CAN-3)") {
   SessionHarness h;
   h.Initialize();
   h.Send(R"({"jsonrpc":"2.0","id":99,"result":{}})");
@@ -130,6 +131,8 @@ TEST_CASE("responses from the client, unknown notifications and stray cancels ar
   h.Send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":123}})");
   h.Send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{}})");
   h.Send(R"({"jsonrpc":"2.0","method":"notifications/cancelled"})");
+  h.Send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":[123]})");
+  h.Send(R"({"jsonrpc":"2.0","method":"notifications/initialized","params":"x"})");
   h.Send("   ");
   CHECK(h.sink().messages().empty());
 }
