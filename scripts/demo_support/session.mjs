@@ -6,7 +6,9 @@
 import { spawn } from 'node:child_process';
 
 const keelPath = process.argv[2] ?? 'build/keel';
-const keel = spawn(keelPath, ['--test-tools', '--workers', '2'], { stdio: ['pipe', 'pipe', 'inherit'] });
+// Short timeouts (defaults: idle 30 s, max 55 s) so the timeout steps take a second.
+const keel = spawn(keelPath, ['--test-tools', '--workers', '2', '--idle-timeout', '400', '--max-timeout', '1500'],
+  { stdio: ['pipe', 'pipe', 'inherit'] });
 const seen = [];
 const waiters = [];
 let buffer = '';
@@ -80,7 +82,7 @@ await reply(11);
 check(true, 'latch_release needs no worker slot; both calls completed');
 
 step('progress goes out with the client\'s token, strictly increasing, before the result');
-call(20, 'progress', { steps: 3, interval_ms: 20 }, { progressToken: 'p-20' });
+call(20, 'progress', { steps: 4, interval_ms: 60 }, { progressToken: 'p-20' });  // keel sends at most 20/s per call
 await reply(20);
 const progress = seen.filter((m) => m.method === 'notifications/progress' && m.params.progressToken === 'p-20');
 console.log(`   progress values: ${progress.map((m) => m.params.progress).join(', ')}`);
@@ -93,6 +95,43 @@ call(31, 'latch_release', { name: 'never' });
 request(32, 'ping');
 await reply(32);
 check(!seen.some((m) => m.id === 30), 'no response for id 30 after its cancel');
+
+step('completion wins: a cancel that arrives after the response is ignored');
+call(33, 'echo', { text: 'done first' });
+await reply(33);
+send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 33 } });
+request(34, 'ping');
+await reply(34);
+check(seen.filter((m) => m.id === 33).length === 1, 'exactly one response for id 33, the late cancel changed nothing');
+
+step('a call cancelled while queued never runs');
+call(35, 'latch_wait', { name: 'q1' });
+call(36, 'latch_wait', { name: 'q2' });
+call(37, 'progress', { steps: 3 }, { progressToken: 'p-37' });  // both workers busy: queued
+send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 37 } });
+call(38, 'latch_release', { name: 'q1' });
+call(39, 'latch_release', { name: 'q2' });
+await reply(35);
+await reply(36);
+request(50, 'ping');
+await reply(50);
+check(!seen.some((m) => m.id === 37 || m.params?.progressToken === 'p-37'), 'no response and no progress for id 37');
+
+step('two clocks: no progress for --idle-timeout 400 ms ends a call with a timeout result');
+call(51, 'sleep', { ms: 10000 });
+const idle = await reply(51);
+const idleError = idle.result.structuredContent?.error;
+console.log(`   ${text(idle)}`);
+check(idle.result.isError === true && idleError?.type === 'timeout' && idleError.layer === 'idle',
+  `isError result, error ${JSON.stringify(idleError)}`);
+
+step('two clocks: progress keeps the idle clock alive, --max-timeout 1500 ms still ends the call');
+call(52, 'progress', { steps: 100, interval_ms: 100 }, { progressToken: 'p-52' });
+const max = await reply(52);
+const maxError = max.result.structuredContent?.error;
+const ticks = seen.filter((m) => m.params?.progressToken === 'p-52').length;
+check(max.result.isError === true && maxError?.layer === 'max',
+  `${ticks} progress notifications, then layer ${maxError?.layer} after ${maxError?.elapsed_ms} ms`);
 
 step('stdin EOF: in-flight work finishes, then keel exits 0');
 call(40, 'sleep', { ms: 300 });
