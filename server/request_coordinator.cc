@@ -248,7 +248,19 @@ void RequestCoordinator::Schedule(TimePoint when, uint64_t generation, Due what)
   CompactAlarms();
 }
 
-std::optional<TimePoint> RequestCoordinator::NextDeadline() const {
+bool RequestCoordinator::Wanted(const Alarm& alarm) {
+  const Entry* entry = Find(alarm.generation);
+  if (entry == nullptr) return false;
+  switch (alarm.what) {
+    case Due::kTimeout: return !entry->settlement.settled();
+    case Due::kProgressFlush: return !entry->settlement.settled();
+    case Due::kHoldCheck: return !entry->held;
+  }
+  return false;
+}
+
+std::optional<TimePoint> RequestCoordinator::NextDeadline() {
+  while (!alarms_.empty() && !Wanted(alarms_.top())) alarms_.pop();
   if (alarms_.empty()) return std::nullopt;
   return alarms_.top().when;
 }
@@ -300,11 +312,7 @@ void RequestCoordinator::CompactAlarms() {
   while (!alarms_.empty()) {
     const Alarm alarm = alarms_.top();
     alarms_.pop();
-    const Entry* entry = Find(alarm.generation);
-    if (entry == nullptr) continue;
-    const bool wanted = alarm.what == Due::kHoldCheck ? !entry->held
-                                                      : !entry->settlement.settled();
-    if (wanted) kept.push_back(alarm);
+    if (Wanted(alarm)) kept.push_back(alarm);
   }
   alarms_ = decltype(alarms_)(std::greater<Alarm>(), std::move(kept));
 }

@@ -110,7 +110,9 @@ class RequestCoordinator {
   void MarkNeedsResync(uint64_t stream);
 
   // The earliest time RunDue() has work (a timeout, a held progress value, a hold check).
-  std::optional<TimePoint> NextDeadline() const;
+  // Alarms of calls that have settled since are discarded first, so an idle server does
+  // not wake up for them.
+  std::optional<TimePoint> NextDeadline();
   void RunDue();
 
   // The state of the live call answering `id`, if any (tests and diagnostics).
@@ -162,6 +164,8 @@ class RequestCoordinator {
   TimePoint DeadlineOf(const Entry& entry) const;
   void Schedule(TimePoint when, uint64_t generation, Due what);
   void CompactAlarms();
+  // An alarm still has work: its call exists and is in the state the alarm is for.
+  bool Wanted(const Alarm& alarm);
 
   // Settles a live entry. `response` (may be empty) is written first. The entry leaves
   // the id map; it is erased at once unless its worker is still running.

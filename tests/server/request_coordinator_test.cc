@@ -396,6 +396,9 @@ TEST_CASE("the alarm queue stays about the size of the calls in flight", "[coord
     f.coordinator.RunDue();
   }
   CHECK(f.coordinator.alarms() <= 2048);
+  // Nothing is in flight: no alarm is left to wake the loop for.
+  CHECK(f.coordinator.NextDeadline() == std::nullopt);
+  CHECK(f.coordinator.alarms() == 0);
 }
 
 }  // namespace
