@@ -8,12 +8,52 @@
 // effect), foreign_keys=ON, and a busy timeout so a competing writer waits instead of failing.
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 
 struct sqlite3;
+struct sqlite3_stmt;
 
 namespace keel {
+
+// A failed SQLite call. `code` is the (extended) SQLite result code.
+struct SqliteError : std::runtime_error {
+  SqliteError(int code, const std::string& what) : std::runtime_error(what), code(code) {}
+  int code;
+};
+
+// A prepared statement borrowed from its connection's cache. Binds are 1-based. Column
+// getters copy (text pointers die at the next step). Destroying it resets and unbinds the
+// cached statement, so each SQL text has at most one Statement alive at a time.
+class Statement {
+ public:
+  Statement(Statement&& other) noexcept;
+  Statement& operator=(Statement&&) = delete;
+  Statement(const Statement&) = delete;
+  ~Statement();
+
+  Statement& Bind(int index, int64_t value);
+  Statement& Bind(int index, std::string_view value);
+  Statement& BindNull(int index);
+  // True when a row is ready; false when done. Throws SqliteError (SQLITE_BUSY included).
+  bool Step();
+  // Steps to completion (a write): throws on failure.
+  void Run();
+  int64_t Int64(int column) const;
+  std::string Text(int column) const;
+  bool IsNull(int column) const;
+
+ private:
+  friend class Database;
+  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  sqlite3* db_;
+  sqlite3_stmt* stmt_;
+};
 
 class Database {
  public:
@@ -31,9 +71,47 @@ class Database {
   // The value of a pragma as text ("wal", "2", ...); empty on error.
   std::string Pragma(const std::string& name);
 
+  // A cached prepared statement. Throws SqliteError if the SQL does not compile.
+  Statement Prepare(std::string_view sql);
+  // Rows changed by the last INSERT/UPDATE/DELETE.
+  int64_t Changes() const;
+
+  // How long a write waits for another connection's lock (the caller's remaining
+  // deadline; zero fails at once with SQLITE_BUSY).
+  void SetBusyTimeout(std::chrono::milliseconds timeout);
+
+  // Write transactions: BEGIN IMMEDIATE takes the write lock at once (waiting up to the
+  // busy timeout). Throw SqliteError on failure.
+  void BeginImmediate();
+  void Commit();
+  // Never throws; a no-op outside a transaction.
+  void Rollback() noexcept;
+
+  sqlite3* handle() const { return db_; }
+
  private:
   explicit Database(sqlite3* db) : db_(db) {}
   sqlite3* db_;
+  std::unordered_map<std::string, sqlite3_stmt*> statements_;  // SQL text -> prepared
+};
+
+// Rolls back on destruction unless Commit() was called.
+class WriteTransaction {
+ public:
+  explicit WriteTransaction(Database& db) : db_(db) { db_.BeginImmediate(); }
+  ~WriteTransaction() {
+    if (!done_) db_.Rollback();
+  }
+  void Commit() {
+    db_.Commit();
+    done_ = true;
+  }
+  WriteTransaction(const WriteTransaction&) = delete;
+  WriteTransaction& operator=(const WriteTransaction&) = delete;
+
+ private:
+  Database& db_;
+  bool done_ = false;
 };
 
 }  // namespace keel

@@ -1,0 +1,132 @@
+// MutationLedger: exactly-once mutations under an idempotency key, durable in SQLite
+// (IDEM-2..5). One row per (tool, key): the argument fingerprint, the state, the stored
+// terminal result, who holds the claim and until when, how often the key was presented
+// (attempts) and how often its effect ran (executions), the backend operation id, and
+// created/updated/expiry times.
+//
+// Thread-safety: none; one MutationLedger per thread, over that thread's own Database
+// connection (SQLite's rule for keel). Several connections, in one process or several,
+// may share the file: every write is one BEGIN IMMEDIATE transaction, so they serialise.
+//
+// Invariants:
+//  1. A key with a terminal row (committed or failed) never runs its effect again: the
+//     same fingerprint gets the stored result (rebuilt from its JSON every time, so no
+//     caller can change what the next one reads), a different one gets kMismatch.
+//  2. In-database effects (RunInDatabase) commit the claim, the effect, the execution
+//     counter and the result in one transaction (IDEM-3): a crash anywhere before COMMIT
+//     leaves no trace, after it the row is committed. Two connections racing one key:
+//     one runs the effect, the other waits for the write lock and replays.
+//  3. Remote effects (Claim, then Complete or Release) commit an in_progress claim first.
+//     A claim whose lease has expired was left by a process that died between claim and
+//     outcome: it is never re-executed blindly; it becomes needs_reconciliation.
+//  4. Only terminal outcomes are stored as results. A transient failure stores nothing
+//     (the transaction rolls back, or Release() drops the claim) so a retry runs again.
+//  5. Terminal rows expire `ttl` after they were written; ReapExpired() deletes them.
+//     in_progress and needs_reconciliation rows are never reaped.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "ledger/database.h"
+
+namespace keel {
+
+using Json = nlohmann::json;
+
+enum class LedgerState { kInProgress, kCommitted, kFailed, kNeedsReconciliation };
+// "in_progress", "committed", "failed", "needs_reconciliation" (the strings stored).
+std::string_view LedgerStateName(LedgerState state);
+
+struct LedgerRecord {
+  std::string tool;
+  std::string key;
+  std::string fingerprint;
+  LedgerState state = LedgerState::kInProgress;
+  Json result;  // the stored CallToolResult; null unless terminal
+  std::string owner;           // who holds (or held) the claim
+  int64_t lease_until_ms = 0;  // in_progress: the claim is live until then
+  int64_t attempts = 0;        // times the key was presented (executions, replays, rejections)
+  int64_t executions = 0;      // times the effect ran
+  std::string operation_id;    // the backend's id for the effect, when it gave one
+  int64_t created_ms = 0;      // wall-clock milliseconds since the Unix epoch
+  int64_t updated_ms = 0;
+  int64_t expires_ms = 0;      // 0: never (non-terminal rows)
+};
+
+// What an in-database effect returns from inside the ledger's transaction.
+struct EffectOutcome {
+  Json result;              // the CallToolResult to store and return
+  bool failed = false;      // a terminal failure (stored as `failed`, replayed as such)
+  bool transient = false;   // nothing is stored: the transaction rolls back, a retry runs
+  std::string operation_id;
+};
+
+class MutationLedger {
+ public:
+  struct Options {
+    std::string owner;                         // unique per process, e.g. "keel-<pid>-<random>"
+    int64_t ttl_ms = 24LL * 3600 * 1000;       // terminal rows kept this long
+    int64_t lease_ms = 60000;                  // a remote claim is live this long
+    std::function<int64_t()> now_ms;           // wall clock; null = system_clock
+  };
+
+  enum class Status {
+    kExecuted,             // the effect ran now (RunInDatabase) / the claim is ours (Claim)
+    kReplayed,             // a terminal row with the same fingerprint: its result
+    kMismatch,             // the key was used with other arguments: nothing ran
+    kInProgress,           // another live claim holds the key: retry after retry_after_ms
+    kNeedsReconciliation,  // an earlier claim died without an outcome: reconcile by key
+    kBusy,                 // the write lock was not free within the wait budget
+    kError,                // SQLite failed, or the effect threw: `error` says why
+  };
+
+  struct Outcome {
+    Status status = Status::kError;
+    Json result;              // kExecuted (RunInDatabase) and kReplayed
+    LedgerRecord record;      // the row as it stands after the call (when there is one)
+    int64_t retry_after_ms = 0;
+    std::string error;
+  };
+
+  // `db` must stay open while the ledger is used; its schema must be migrated.
+  MutationLedger(Database& db, Options options);
+
+  // IDEM-3. In one BEGIN IMMEDIATE transaction (waiting at most `wait_budget` for the
+  // write lock): look the key up; replay, mismatch, in-progress or needs-reconciliation
+  // return without running `effect`; otherwise run effect(db) inside the transaction,
+  // write the row (committed, or failed when the outcome says so; executions 1) and COMMIT.
+  // A transient outcome or a throwing effect rolls everything back.
+  Outcome RunInDatabase(const std::string& tool, const std::string& key,
+                        const std::string& fingerprint, std::chrono::milliseconds wait_budget,
+                        const std::function<EffectOutcome(Database&)>& effect);
+
+  // IDEM-5, phase 1: commits an in_progress claim owned by this ledger's owner, leased for
+  // lease_ms (kExecuted: run the effect now, passing the key to the backend). Replays,
+  // mismatches and live claims as above; an expired claim turns needs_reconciliation.
+  Outcome Claim(const std::string& tool, const std::string& key, const std::string& fingerprint,
+                std::chrono::milliseconds wait_budget);
+  // Phase 3: stores the terminal outcome of our claim. False if the claim is not ours.
+  bool Complete(const std::string& tool, const std::string& key, const Json& result, bool failed,
+                const std::string& operation_id);
+  // The effect surely did not happen (not sent): drops our claim so a retry runs.
+  bool Release(const std::string& tool, const std::string& key);
+  // The outcome is unknown: the row says so until someone reconciles it by key.
+  bool MarkNeedsReconciliation(const std::string& tool, const std::string& key);
+
+  std::optional<LedgerRecord> Lookup(const std::string& tool, const std::string& key);
+  // Deletes terminal rows past their expiry. Returns how many.
+  size_t ReapExpired();
+
+ private:
+  Database& db_;
+  Options options_;
+};
+
+}  // namespace keel

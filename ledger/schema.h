@@ -1,0 +1,21 @@
+// Schema: keel's durable tables and their versioned migrations (PRAGMA user_version).
+// Version 1: the mutation ledger, and the tables of the built-in in-database demo
+// backends (accounts and charges, inventory and reservations).
+// Thread-safety: call once per process before the file is used, from one thread.
+#pragma once
+
+#include <string>
+
+#include "ledger/database.h"
+
+namespace keel {
+
+// The newest schema version this binary knows.
+int SchemaVersion();
+
+enum class MigrateStatus { kOk, kNewerThanBinary, kError };
+// Brings the database up to SchemaVersion(), each step in its own transaction. A file
+// written by a newer keel is left untouched (kNewerThanBinary). *error says why on failure.
+MigrateStatus Migrate(Database& db, std::string* error);
+
+}  // namespace keel
