@@ -1,6 +1,7 @@
 #include "server/cli_options.h"
 
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -108,6 +109,14 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
                  "is dropped, and stdin is not read until the client catches up (responses "
                  "are never dropped)")
       ->envname("KEEL_OUTBOX_BYTES")->check(CLI::Range(size_t{64} << 10, size_t{1} << 30));
+  app.add_option("--db", o.db_path,
+                 "SQLite file for the idempotency ledger and the demo backends (default: "
+                 "$XDG_DATA_HOME/keel/keel.db or ~/.local/share/keel/keel.db)")
+      ->envname("KEEL_DB");
+  app.add_option("--idempotency-ttl", o.idempotency_ttl_ms,
+                 "Milliseconds a finished keyed mutation is remembered; a retry within it "
+                 "replays the result, after it the key is forgotten")
+      ->envname("KEEL_IDEMPOTENCY_TTL")->check(CLI::Range(1000LL, 365LL * 24 * 3600 * 1000));
   app.add_option("--page-size", o.page_size, "Tools per tools/list page")
       ->envname("KEEL_PAGE_SIZE")->check(CLI::Range(1, 10000));
   app.add_option("--log-level", o.log_level, "Process log level (stderr or --log-file)")
@@ -143,6 +152,28 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
   }
   if (o.workers == 0) o.workers = std::max(2u, std::thread::hardware_concurrency());
   return parse;
+}
+
+std::string DefaultDatabasePath(std::string* error) {
+  std::string base;
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg != nullptr && xdg[0] == '/') {
+    base = xdg;
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') {
+    base = std::string(home) + "/.local/share";
+  } else {
+    *error = "no absolute $XDG_DATA_HOME or $HOME for the default database; pass --db PATH";
+    return std::string();
+  }
+  const std::string dir = base + "/keel";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    *error = "cannot create " + dir + ": " + ec.message() + "; pass --db PATH";
+    return std::string();
+  }
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::replace, ec);
+  return dir + "/keel.db";
 }
 
 }  // namespace keel

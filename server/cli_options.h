@@ -28,6 +28,9 @@ struct CliOptions {
   std::string log_level = "warn";
   std::string log_file;
   std::string config_file;
+  // The durable state (ledger, demo backends). Empty: DefaultDatabasePath().
+  std::string db_path;
+  long long idempotency_ttl_ms = 24LL * 3600 * 1000;
   bool test_tools = false;
 };
 
@@ -38,5 +41,10 @@ struct CliParse {
 };
 
 CliParse ParseCommandLine(int argc, const char* const* argv);
+
+// $XDG_DATA_HOME/keel/keel.db, else $HOME/.local/share/keel/keel.db (absolute: hosts may
+// start keel with cwd "/"); the directory is created (0700). Empty, with *error set, when
+// neither variable gives an absolute directory or it cannot be created.
+std::string DefaultDatabasePath(std::string* error);
 
 }  // namespace keel

@@ -15,11 +15,13 @@
 
 #include "server/cli_options.h"
 #include "server/event_loop.h"
+#include "server/ledger_service.h"
 #include "server/process_log.h"
 #include "server/session.h"
 #include "server/stdio_transport.h"
 #include "server/tool_registry.h"
 #include "server/tools/echo_tool.h"
+#include "server/tools/ledger_tools.h"
 #include "server/tools/test_tools.h"
 #include "server/worker_pool.h"
 
@@ -87,9 +89,35 @@ int RunKeel(int argc, char** argv) {
     return kExitSoftware;
   }
 
+  // The durable state is opened before serving: a database keel cannot use is a clear
+  // start-up error (73 cannot create, 78 written by a newer keel), never a failing call.
+  std::string db_error;
+  std::string db_path = flags.db_path.empty() ? keel::DefaultDatabasePath(&db_error) : flags.db_path;
+  std::shared_ptr<keel::LedgerService> ledger;
+  if (!db_path.empty()) {
+    int exit_code = kExitCantCreate;
+    keel::LedgerService::Options ledger_options;
+    ledger_options.path = db_path;
+    ledger_options.ttl_ms = flags.idempotency_ttl_ms;
+    ledger_options.owner = "keel-" + std::to_string(getpid()) + "-" + CorrelationPrefix();
+    ledger = keel::LedgerService::Open(ledger_options, &db_error, &exit_code);
+    if (!ledger) {
+      std::cerr << "keel: " << db_error << "\n";
+      return exit_code;
+    }
+  } else {
+    std::cerr << "keel: " << db_error << "\n";
+    return kExitCantCreate;
+  }
+
   keel::ToolRegistry registry;
   std::vector<std::unique_ptr<keel::Tool>> tools;
   tools.push_back(keel::MakeEchoTool());
+  // Test-only: KEEL_TEST_CRASH_AT makes a mutation kill keel at one step (crash tests).
+  const char* crash_at = flags.test_tools ? std::getenv("KEEL_TEST_CRASH_AT") : nullptr;
+  for (auto& tool : keel::MakeLedgerTools(ledger, crash_at ? crash_at : "")) {
+    tools.push_back(std::move(tool));
+  }
   if (flags.test_tools) {
     for (auto& tool : keel::MakeTestTools()) tools.push_back(std::move(tool));
   }

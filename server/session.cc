@@ -156,7 +156,9 @@ void Session::Initialize(const Message& message) {
        "structuredContent.error.type (invalid_arguments, server_busy, timeout) to act on. "
        "A call that reports no progress for the idle timeout, or runs past the maximum "
        "timeout, ends with a timeout result. A call cancelled with notifications/cancelled "
-       "is never answered."}};
+       "is never answered. Mutating tools take an idempotency key (an idempotencyKey "
+       "argument or _meta[\"dev.keel/idempotency-key\"]): retry with the same key and "
+       "arguments and the mutation runs once; ledger_lookup tells what happened to a key."}};
   Reply(message.id, result);
 }
 
@@ -218,9 +220,11 @@ void Session::CallTool(Message& message) {
     arguments = std::move(*args);  // the message is ours; the tool gets the parsed value itself
   }
   Json progress_token;
-  if (const auto meta = params.find("_meta"); meta != params.end() && meta->is_object()) {
-    const auto token = meta->find("progressToken");
-    if (token != meta->end() && IsValidId(*token)) progress_token = *token;
+  Json meta;  // the tool sees it (idempotency keys travel there)
+  if (const auto found = params.find("_meta"); found != params.end() && found->is_object()) {
+    const auto token = found->find("progressToken");
+    if (token != found->end() && IsValidId(*token)) progress_token = *token;
+    meta = std::move(*found);
   }
   if (coordinator_.InFlight(message.id)) {
     return ReplyError(message.id, kInvalidRequest,
@@ -239,6 +243,7 @@ void Session::CallTool(Message& message) {
   }
   if (spec.runs_on_loop) {
     ToolContext ctx(std::move(arguments), CancellationToken(), nullptr);
+    ctx.set_meta(std::move(meta));
     return Reply(message.id, tool->Call(ctx));
   }
   if (coordinator_.AtCapacity()) {
@@ -258,8 +263,11 @@ void Session::CallTool(Message& message) {
 
   RequestCoordinator::Admitted call =
       coordinator_.Begin(message.id, spec.name, std::move(progress_token), options_.call_limits);
+  // Workers read the real clock: the deadline a tool waits within is on it.
+  const TimePoint deadline = std::chrono::steady_clock::now() + options_.call_limits.max;
   unsubmitted_.push_back([this, generation = call.generation, control = std::move(call.control),
-                          tool, arguments = std::move(arguments)]() mutable {
+                          tool, deadline, arguments = std::move(arguments),
+                          meta = std::move(meta)]() mutable {
     // Cancelled, timed out or shut down while queued: it never runs, and the coordinator
     // freed its slot already.
     if (!control->TryStart()) return;
@@ -270,6 +278,8 @@ void Session::CallTool(Message& message) {
                         coordinator_.Progress(generation, progress, total, std::move(text));
                       });
                     });
+    ctx.set_meta(std::move(meta));
+    ctx.set_deadline(deadline);
     Json result;
     bool threw = false;
     try {

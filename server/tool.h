@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/cancellation.h"
+#include "server/clock.h"
 
 namespace keel {
 
@@ -43,6 +44,17 @@ class ToolContext {
       : arguments_(std::move(arguments)), token_(std::move(token)), progress_(std::move(progress)) {}
 
   const Json& arguments() const { return arguments_; }
+  // The request's params._meta (null when absent): idempotency keys travel there.
+  const Json& meta() const { return meta_; }
+  void set_meta(Json meta) { meta_ = std::move(meta); }
+  // When keel will end the call (its maximum timeout): blocking waits stay inside it.
+  TimePoint deadline() const { return deadline_; }
+  void set_deadline(TimePoint deadline) { deadline_ = deadline; }
+  // Time left before the deadline, never negative.
+  Millis remaining() const {
+    const auto left = deadline_ - std::chrono::steady_clock::now();
+    return left > Duration::zero() ? std::chrono::duration_cast<Millis>(left) : Millis(0);
+  }
   const CancellationToken& token() const { return token_; }
   bool cancelled() const { return token_.IsCancelled(); }
   // Stops the tool here (throws CallCancelled) once the call is cancelled or timed out.
@@ -59,6 +71,8 @@ class ToolContext {
 
  private:
   Json arguments_;
+  Json meta_;
+  TimePoint deadline_ = TimePoint::max();
   CancellationToken token_;
   ProgressFn progress_;
 };

@@ -152,7 +152,9 @@ function lineId(line) {
 async function runOne(spec, K, opts) {
   const cwd = mkdtempSync(join(tmpdir(), 'keel-bench-'));
   const t0 = performance.now();
-  const child = spawn(spec.cmd, spec.args, { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+  // keel keeps its database in the run's own directory (KEEL_DB).
+  const env = { ...process.env, KEEL_DB: join(cwd, 'keel.db') };
+  const child = spawn(spec.cmd, spec.args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
   const pid = child.pid;
   let stderrTail = '';
   child.stderr.setEncoding('utf8');

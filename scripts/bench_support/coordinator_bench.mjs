@@ -169,7 +169,7 @@ const INITIALIZED = '{"jsonrpc":"2.0","method":"notifications/initialized"}\n';
 // A keel process with line splitting on stdout. `onLine` may be replaced at any time.
 function startKeel(bin, args) {
   const cwd = mkdtempSync(join(tmpdir(), 'keel-bench-'));
-  const child = spawn(bin, args, { cwd, env: cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(bin, args, { cwd, env: { ...cleanEnv(), KEEL_DB: join(cwd, 'keel.db') }, stdio: ['pipe', 'pipe', 'pipe'] });
   const k = {
     child, pid: child.pid, args, onLine: () => {}, stderrTail: '', exited: null, failure: null,
     closing: false, onFail: null,

@@ -4,10 +4,15 @@
 // Speaks raw JSON-RPC over keel's stdin/stdout (what any MCP host does) and exits
 // non-zero if keel fails to show one of the guarantees.
 import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const keelPath = process.argv[2] ?? 'build/keel';
 // Short timeouts (defaults: idle 30 s, max 55 s) so the timeout steps take a second.
-const keel = spawn(keelPath, ['--test-tools', '--workers', '2', '--idle-timeout', '400', '--max-timeout', '1500'],
+// A fresh ledger file, so the demo's idempotency keys never replay an earlier run's.
+const dbPath = join(mkdtempSync(join(tmpdir(), 'keel-demo-')), 'keel.db');
+const keel = spawn(keelPath, ['--test-tools', '--workers', '2', '--idle-timeout', '400', '--max-timeout', '1500', '--db', dbPath],
   { stdio: ['pipe', 'pipe', 'inherit'] });
 const seen = [];
 const waiters = [];

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -41,6 +41,7 @@ async function startKeel(extraArgs = []) {
   const cwd = mkdtempSync(join(tmpdir(), 'keel-interop-'));
   const transport = new StdioClientTransport({
     command: KEEL, args: ['--test-tools', ...extraArgs], cwd, stderr: 'pipe',
+    env: { ...getDefaultEnvironment(), KEEL_DB: join(cwd, 'keel.db') },
   });
   const k = { transport, cwd, stderr: '', negotiated: null, child: null, exit: null, seen: [], sent: [], errors: [] };
   transport.stderr.setEncoding('utf8');

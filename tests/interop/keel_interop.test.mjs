@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -41,7 +41,10 @@ function alive(pid) {
 // Starts keel with --test-tools and connects (initialize + notifications/initialized).
 async function startKeel() {
   const cwd = mkdtempSync(join(tmpdir(), 'keel-interop-'));
-  const transport = new StdioClientTransport({ command: KEEL, args: ['--test-tools'], cwd, stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: KEEL, args: ['--test-tools'], cwd, stderr: 'pipe',
+    env: { ...getDefaultEnvironment(), KEEL_DB: join(cwd, 'keel.db') },  // a fresh ledger per test
+  });
   const k = { transport, cwd, stderr: '', negotiated: null, child: null, exit: null };
   transport.stderr.setEncoding('utf8');
   transport.stderr.on('data', (d) => { k.stderr = (k.stderr + d).slice(-8000); });

@@ -69,7 +69,7 @@ async function waitFor(what, condition, timeoutMs = WAIT_TIMEOUT_MS) {
 // keel as a child process, with its stdout split into JSON messages in arrival order.
 function startKeel(args) {
   const cwd = mkdtempSync(join(tmpdir(), 'keel-slow-consumer-'));
-  const child = spawn(KEEL, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(KEEL, args, { cwd, env: { ...process.env, KEEL_DB: join(cwd, 'keel.db') }, stdio: ['pipe', 'pipe', 'pipe'] });
   const k = { child, cwd, messages: [], stderr: '', exited: false, partial: '' };
   child.on('exit', () => { k.exited = true; });
   // keel logs every dropped progress line: stderr must be read too, or keel would block on it.

@@ -28,7 +28,8 @@ TEST_CASE("a transcript file on stdin is served in full and keel exits 0 at its 
     // No newline after the last line: it is still a line.
   }
   const std::string command =
-      std::string(KEEL_BINARY) + " --test-tools < " + in + " > " + out + " 2>/dev/null";
+      "KEEL_DB=" + dir.path() + "/keel.db " + std::string(KEEL_BINARY) + " --test-tools < " + in +
+      " > " + out + " 2>/dev/null";
   const int status = std::system(command.c_str());
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 0);

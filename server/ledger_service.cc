@@ -1,0 +1,185 @@
+#include "server/ledger_service.h"
+
+#include <ctime>
+
+#include <spdlog/spdlog.h>
+
+#include "ledger/fingerprint.h"
+#include "ledger/schema.h"
+#include "server/tool.h"
+
+namespace keel {
+namespace {
+
+constexpr int kExitCantCreate = 73;  // EX_CANTCREAT
+constexpr int kExitConfig = 78;      // EX_CONFIG
+constexpr size_t kMaxKeyLength = 255;
+
+// The stored result with the replay marked in its `_meta` (IDEM-4: `stored` is already a
+// fresh copy parsed from the ledger).
+Json MarkReplay(Json stored, const LedgerRecord& record) {
+  if (!stored.is_object()) stored = Json::object();
+  Json& meta = stored["_meta"];
+  if (!meta.is_object()) meta = Json::object();
+  meta["dev.keel/replayed"] = true;
+  meta["dev.keel/original_time"] = IsoTime(record.updated_ms);
+  meta["dev.keel/attempts"] = record.attempts;
+  return stored;
+}
+
+Json KeyError(const std::string& type, const std::string& text, const std::string& tool,
+              const std::string& key, int64_t retry_after_ms = 0) {
+  Json error = {{"type", type}, {"tool", tool}, {"idempotency_key", key}};
+  if (retry_after_ms > 0) error["retry_after_ms"] = retry_after_ms;
+  return ErrorResult(text, error);
+}
+
+}  // namespace
+
+std::string IsoTime(int64_t epoch_ms) {
+  const std::time_t seconds = static_cast<std::time_t>(epoch_ms / 1000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[40];
+  const size_t n = std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &utc);
+  std::snprintf(text + n, sizeof(text) - n, ".%03dZ", static_cast<int>(epoch_ms % 1000));
+  return text;
+}
+
+std::string IdempotencyKey(const Json& meta, const Json& arguments, std::string* problem) {
+  std::string key;
+  auto take = [&](const Json& value, const char* where) {
+    if (!value.is_string() || value.get_ref<const std::string&>().empty() ||
+        value.get_ref<const std::string&>().size() > kMaxKeyLength) {
+      *problem = std::string(where) + " must be a string of 1 to 255 characters";
+      return;
+    }
+    const std::string& given = value.get_ref<const std::string&>();
+    if (!key.empty() && key != given) {
+      *problem = "_meta[\"dev.keel/idempotency-key\"] and arguments.idempotencyKey differ";
+      return;
+    }
+    key = given;
+  };
+  if (meta.is_object()) {
+    const auto it = meta.find("dev.keel/idempotency-key");
+    if (it != meta.end()) take(*it, "_meta[\"dev.keel/idempotency-key\"]");
+  }
+  if (problem->empty() && arguments.is_object()) {
+    const auto it = arguments.find("idempotencyKey");
+    if (it != arguments.end()) take(*it, "arguments.idempotencyKey");
+  }
+  return problem->empty() ? key : std::string();
+}
+
+std::unique_ptr<LedgerService> LedgerService::Open(Options options, std::string* error,
+                                                   int* exit_code) {
+  std::unique_ptr<Database> db = Database::Open(options.path, error);
+  if (!db) {
+    *error = "cannot open the database " + options.path + ": " + *error;
+    *exit_code = kExitCantCreate;
+    return nullptr;
+  }
+  std::string why;
+  switch (Migrate(*db, &why)) {
+    case MigrateStatus::kOk:
+      break;
+    case MigrateStatus::kNewerThanBinary:
+      *error = "the database " + options.path + " was written by a newer keel (schema newer " +
+               "than version " + std::to_string(SchemaVersion()) + "); use that keel or another --db";
+      *exit_code = kExitConfig;
+      return nullptr;
+    case MigrateStatus::kError:
+      *error = "cannot prepare the database " + options.path + ": " + why;
+      *exit_code = kExitConfig;
+      return nullptr;
+  }
+  std::unique_ptr<LedgerService> service(new LedgerService(std::move(options)));
+  // The connection that migrated becomes the opening thread's own.
+  auto mine = std::make_unique<PerThread>();
+  mine->db = std::move(db);
+  mine->ledger = std::make_unique<MutationLedger>(
+      *mine->db, MutationLedger::Options{service->options_.owner, service->options_.ttl_ms});
+  service->threads_.emplace(std::this_thread::get_id(), std::move(mine));
+  return service;
+}
+
+LedgerService::PerThread& LedgerService::ForThisThread() {
+  const std::thread::id self = std::this_thread::get_id();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = threads_.find(self);
+    if (it != threads_.end()) return *it->second;
+  }
+  std::string error;
+  auto mine = std::make_unique<PerThread>();
+  mine->db = Database::Open(options_.path, &error);
+  if (!mine->db) throw SqliteError(0, "cannot open " + options_.path + ": " + error);
+  mine->ledger = std::make_unique<MutationLedger>(
+      *mine->db, MutationLedger::Options{options_.owner, options_.ttl_ms});
+  std::lock_guard<std::mutex> lock(mu_);
+  return *threads_.emplace(self, std::move(mine)).first->second;
+}
+
+Database& LedgerService::Db() { return *ForThisThread().db; }
+MutationLedger& LedgerService::Ledger() { return *ForThisThread().ledger; }
+
+Json LedgerService::RunKeyed(const std::string& tool, const std::string& key,
+                             const Json& arguments, std::chrono::milliseconds wait,
+                             const std::function<EffectOutcome(Database&)>& effect) {
+  const std::string fingerprint = Fingerprint(tool, arguments);
+  MutationLedger::Outcome outcome = Ledger().RunInDatabase(tool, key, fingerprint, wait, effect);
+  switch (outcome.status) {
+    case MutationLedger::Status::kExecuted:
+      return outcome.result;
+    case MutationLedger::Status::kReplayed:
+      return MarkReplay(std::move(outcome.result), outcome.record);
+    case MutationLedger::Status::kMismatch:
+      return KeyError("idempotency_key_mismatch",
+                      "Idempotency key '" + key + "' was already used with different arguments "
+                      "for tool '" + tool + "'; nothing was executed. Use a new key for a new "
+                      "intent, or repeat the original arguments to get the original result.",
+                      tool, key);
+    case MutationLedger::Status::kInProgress:
+      return KeyError("idempotency_in_progress",
+                      "A call with idempotency key '" + key + "' for tool '" + tool +
+                          "' is still running elsewhere; nothing was executed. Retry with the "
+                          "same key and arguments after retry_after_ms.",
+                      tool, key, std::max<int64_t>(outcome.retry_after_ms, 1));
+    case MutationLedger::Status::kNeedsReconciliation:
+      return KeyError("needs_reconciliation",
+                      "An earlier call with idempotency key '" + key + "' for tool '" + tool +
+                          "' ended without a known outcome; nothing was executed. Look it up "
+                          "with ledger_lookup before deciding what to do.",
+                      tool, key);
+    case MutationLedger::Status::kBusy:
+      return KeyError("ledger_busy",
+                      "The ledger was busy with another writer; nothing was executed. Retry "
+                      "with the same key and arguments.",
+                      tool, key, std::max<int64_t>(outcome.retry_after_ms, 50));
+    case MutationLedger::Status::kError:
+      break;
+  }
+  spdlog::error("ledger error for {} key {}: {}", tool, key, outcome.error);
+  return KeyError("ledger_error",
+                  "The ledger failed; nothing was committed. Retry with the same key and "
+                  "arguments.",
+                  tool, key, 100);
+}
+
+Json LedgerService::RunUnkeyed(const std::function<EffectOutcome(Database&)>& effect) {
+  Database& db = Db();
+  try {
+    WriteTransaction transaction(db);
+    EffectOutcome outcome = effect(db);
+    if (outcome.transient) return outcome.result;  // rolled back by the destructor
+    transaction.Commit();
+    return outcome.result;
+  } catch (const SqliteError& e) {
+    spdlog::error("unkeyed mutation failed: {}", e.what());
+    return ErrorResult("The database failed; nothing was committed.",
+                       Json{{"type", "ledger_error"}, {"retry_after_ms", 100}});
+  }
+}
+
+}  // namespace keel

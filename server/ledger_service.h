@@ -1,0 +1,82 @@
+// LedgerService: the mutation ledger as tools use it. Opens and migrates the database
+// file once, then gives each thread (each worker) its own connection and MutationLedger,
+// as SQLite's threading rule for keel asks. Turns ledger outcomes into what a tool
+// returns: the result, a replay marked in `_meta`, or an `isError` result the model can
+// act on (idempotency_key_mismatch, idempotency_in_progress, needs_reconciliation,
+// ledger_busy, ledger_error).
+//
+// Thread-safety: every member may be called from any thread.
+// Invariants: a keyed mutation runs its effect at most once per (tool, key) (the ledger's
+// transaction guarantees it); a returned result is always rebuilt from stored JSON.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "ledger/database.h"
+#include "ledger/mutation_ledger.h"
+
+namespace keel {
+
+using Json = nlohmann::json;
+
+class LedgerService {
+ public:
+  struct Options {
+    std::string path;                    // the database file
+    int64_t ttl_ms = 24LL * 3600 * 1000;  // --idempotency-ttl
+    std::string owner;                   // unique per process
+  };
+
+  // Opens and migrates the file. On failure returns null with *error set and *exit_code
+  // 73 (cannot open or create) or 78 (written by a newer keel, or unusable).
+  static std::unique_ptr<LedgerService> Open(Options options, std::string* error,
+                                             int* exit_code);
+
+  // This thread's connection and ledger, opened on first use. Throws SqliteError if the
+  // file cannot be opened any more.
+  Database& Db();
+  MutationLedger& Ledger();
+
+  // Runs `effect` inside the ledger's transaction under (tool, key) (IDEM-3), and returns
+  // the CallToolResult to send: the effect's, a marked replay, or an isError result.
+  // `wait` bounds how long it waits for another writer.
+  Json RunKeyed(const std::string& tool, const std::string& key, const Json& arguments,
+                std::chrono::milliseconds wait,
+                const std::function<EffectOutcome(Database&)>& effect);
+  // Without a key: the effect runs every time, in its own transaction (IDEM-1).
+  Json RunUnkeyed(const std::function<EffectOutcome(Database&)>& effect);
+
+  const Options& options() const { return options_; }
+
+ private:
+  explicit LedgerService(Options options) : options_(std::move(options)) {}
+  struct PerThread {
+    std::unique_ptr<Database> db;
+    std::unique_ptr<MutationLedger> ledger;
+  };
+  PerThread& ForThisThread();
+
+  Options options_;
+  std::mutex mu_;
+  std::unordered_map<std::thread::id, std::unique_ptr<PerThread>> threads_;  // guarded by mu_
+};
+
+// The idempotency key of a call: `_meta["dev.keel/idempotency-key"]` of the request, else
+// an `idempotencyKey` argument. Empty when there is none. Sets *problem for a key that is
+// not a string of 1..255 characters, or two different keys.
+std::string IdempotencyKey(const Json& meta, const Json& arguments, std::string* problem);
+
+// Milliseconds since the Unix epoch as an ISO 8601 UTC time ("2026-11-29T18:00:00.123Z").
+std::string IsoTime(int64_t epoch_ms);
+
+}  // namespace keel
