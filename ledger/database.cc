@@ -2,9 +2,102 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <mutex>
+
+#include <spdlog/spdlog.h>
+
 namespace keel {
 
+namespace {
+
+// The busy timeout a fresh connection starts with, until a caller bounds it by its deadline.
+constexpr int kDefaultBusyTimeoutMs = 5000;
+
+[[noreturn]] void Throw(sqlite3* db, int rc, std::string_view what) {
+  const int code = db ? sqlite3_extended_errcode(db) : rc;
+  std::string message(what);
+  message += ": ";
+  message += db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  throw SqliteError(code, message);
+}
+
+void WarnIfWalResetBug() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (Database::HasWalResetBug(sqlite3_libversion_number())) {
+      spdlog::warn("SQLite {} has the WAL-reset bug (3.7.0-3.51.2; fixed in 3.51.3, 3.50.7, "
+                   "3.44.6): two connections checkpointing and writing at once can corrupt the "
+                   "database; upgrade libsqlite3",
+                   sqlite3_libversion());
+    }
+  });
+}
+
+}  // namespace
+
+Statement::Statement(Statement&& other) noexcept
+    : db_(other.db_), stmt_(other.stmt_), borrowed_(other.borrowed_) {
+  other.stmt_ = nullptr;
+  other.borrowed_ = nullptr;
+}
+
+Statement::~Statement() {
+  if (stmt_ == nullptr) return;
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+  if (borrowed_) *borrowed_ = false;
+}
+
+void Statement::Check(int rc) const {
+  if (rc != SQLITE_OK) Throw(db_, rc, "bind");
+}
+
+Statement& Statement::Bind(int index, int64_t value) {
+  Check(sqlite3_bind_int64(stmt_, index, value));
+  return *this;
+}
+
+Statement& Statement::Bind(int index, std::string_view value) {
+  // SQLITE_TRANSIENT: SQLite copies the bytes, so `value` need not outlive the step.
+  Check(sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT,
+                            SQLITE_UTF8));
+  return *this;
+}
+
+Statement& Statement::BindNull(int index) {
+  Check(sqlite3_bind_null(stmt_, index));
+  return *this;
+}
+
+bool Statement::Step() {
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  const std::string sql = sqlite3_sql(stmt_) ? sqlite3_sql(stmt_) : "";
+  Throw(db_, rc, sql);
+}
+
+void Statement::Run() {
+  while (Step()) {
+  }
+}
+
+int64_t Statement::Int64(int column) const { return sqlite3_column_int64(stmt_, column); }
+
+std::string Statement::Text(int column) const {
+  // Copy now: the pointer dies at the next step, reset or type conversion.
+  const unsigned char* text = sqlite3_column_text(stmt_, column);
+  if (text == nullptr) return {};
+  return std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt_, column));
+}
+
+bool Statement::IsNull(int column) const {
+  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+}
+
 std::unique_ptr<Database> Database::Open(const std::string& path, std::string* error) {
+  WarnIfWalResetBug();
   sqlite3* raw = nullptr;
   const int rc = sqlite3_open_v2(path.c_str(), &raw,
                                  SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -15,7 +108,8 @@ std::unique_ptr<Database> Database::Open(const std::string& path, std::string* e
     return nullptr;
   }
   std::unique_ptr<Database> db(new Database(raw));
-  sqlite3_busy_timeout(raw, 5000);
+  sqlite3_extended_result_codes(raw, 1);
+  sqlite3_busy_timeout(raw, kDefaultBusyTimeoutMs);
   for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
                              "PRAGMA foreign_keys=ON"}) {
     if (std::string e = db->Exec(pragma); !e.empty()) {
@@ -26,7 +120,19 @@ std::unique_ptr<Database> Database::Open(const std::string& path, std::string* e
   return db;
 }
 
-Database::~Database() { sqlite3_close_v2(db_); }
+bool Database::HasWalResetBug(int version_number) {
+  if (version_number < 3007000 || version_number >= 3051003) return false;
+  if (version_number >= 3050007 && version_number < 3051000) return false;  // 3.50.7+
+  if (version_number >= 3044006 && version_number < 3045000) return false;  // 3.44.6+
+  return true;
+}
+
+Database::~Database() {
+  // Finalize first: sqlite3_close_v2 would otherwise keep the connection half-open.
+  for (auto& [sql, cached] : statements_) sqlite3_finalize(cached.stmt);
+  statements_.clear();
+  sqlite3_close_v2(db_);
+}
 
 std::string Database::Exec(const std::string& sql) {
   char* message = nullptr;
@@ -47,6 +153,43 @@ std::string Database::Pragma(const std::string& name) {
   }
   sqlite3_finalize(stmt);
   return value;
+}
+
+Statement Database::Prepare(std::string_view sql) {
+  auto [it, inserted] = statements_.try_emplace(std::string(sql));
+  Cached& cached = it->second;
+  if (inserted) {
+    const int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
+                                      SQLITE_PREPARE_PERSISTENT, &cached.stmt, nullptr);
+    if (rc != SQLITE_OK || cached.stmt == nullptr) {
+      sqlite3_finalize(cached.stmt);
+      statements_.erase(it);
+      if (rc == SQLITE_OK) throw SqliteError(SQLITE_MISUSE, "prepare: empty SQL");
+      Throw(db_, rc, "prepare");
+    }
+  }
+  if (cached.borrowed) {
+    throw SqliteError(SQLITE_MISUSE, "prepare: a Statement of this SQL is still alive: " +
+                                         std::string(sql));
+  }
+  cached.borrowed = true;
+  return Statement(db_, cached.stmt, &cached.borrowed);
+}
+
+int64_t Database::Changes() const { return sqlite3_changes64(db_); }
+
+void Database::SetBusyTimeout(std::chrono::milliseconds timeout) {
+  const auto ms = std::clamp<int64_t>(timeout.count(), 0, INT32_MAX);
+  sqlite3_busy_timeout(db_, static_cast<int>(ms));
+}
+
+void Database::BeginImmediate() { Prepare("BEGIN IMMEDIATE").Run(); }
+
+void Database::Commit() { Prepare("COMMIT").Run(); }
+
+void Database::Rollback() noexcept {
+  if (sqlite3_get_autocommit(db_)) return;  // no transaction open
+  sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
 }
 
 }  // namespace keel

@@ -50,9 +50,12 @@ class Statement {
 
  private:
   friend class Database;
-  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  Statement(sqlite3* db, sqlite3_stmt* stmt, bool* borrowed)
+      : db_(db), stmt_(stmt), borrowed_(borrowed) {}
+  void Check(int rc) const;  // throws SqliteError unless rc is SQLITE_OK
   sqlite3* db_;
   sqlite3_stmt* stmt_;
+  bool* borrowed_;  // the cache entry's flag: set while this Statement holds it
 };
 
 class Database {
@@ -71,7 +74,8 @@ class Database {
   // The value of a pragma as text ("wal", "2", ...); empty on error.
   std::string Pragma(const std::string& name);
 
-  // A cached prepared statement. Throws SqliteError if the SQL does not compile.
+  // A cached prepared statement. Throws SqliteError if the SQL does not compile, or with
+  // SQLITE_MISUSE while a Statement of the same SQL text is still alive.
   Statement Prepare(std::string_view sql);
   // Rows changed by the last INSERT/UPDATE/DELETE.
   int64_t Changes() const;
@@ -89,10 +93,20 @@ class Database {
 
   sqlite3* handle() const { return db_; }
 
+  // True when SQLite `version_number` (as sqlite3_libversion_number()) has the WAL-reset
+  // bug: 3.7.0 to 3.51.2, except the fixed backports 3.50.7+ and 3.44.6+. Open() logs a
+  // warning (once per process) when the runtime library is affected.
+  static bool HasWalResetBug(int version_number);
+
  private:
+  struct Cached {
+    sqlite3_stmt* stmt = nullptr;
+    bool borrowed = false;  // a Statement holds it (a second Prepare of the SQL throws)
+  };
   explicit Database(sqlite3* db) : db_(db) {}
   sqlite3* db_;
-  std::unordered_map<std::string, sqlite3_stmt*> statements_;  // SQL text -> prepared
+  // SQL text -> prepared. Node-based, so a Statement's pointer to `borrowed` stays valid.
+  std::unordered_map<std::string, Cached> statements_;
 };
 
 // Rolls back on destruction unless Commit() was called.

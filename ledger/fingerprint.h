@@ -13,7 +13,8 @@
 
 namespace keel {
 
-// Lowercase hex, 64 characters.
+// Lowercase hex, 64 characters; empty only if libcrypto fails, and MutationLedger refuses
+// an empty fingerprint (kError) so such calls never match each other.
 std::string Fingerprint(std::string_view tool, const nlohmann::json& arguments);
 // The canonical text that is hashed (for tests and diagnostics).
 std::string CanonicalJson(const nlohmann::json& value);

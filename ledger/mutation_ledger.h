@@ -23,6 +23,19 @@
 //     (the transaction rolls back, or Release() drops the claim) so a retry runs again.
 //  5. Terminal rows expire `ttl` after they were written; ReapExpired() deletes them.
 //     in_progress and needs_reconciliation rows are never reaped.
+//
+// Conventions:
+//  - A transient outcome of RunInDatabase returns kExecuted with the effect's `result`, but
+//    no row exists afterwards: `record` stays default (record.key is empty, executions 0).
+//    The caller reports the transient error; a retry under the same key runs the effect.
+//  - A throwing effect returns kError; everything it wrote is rolled back, no row remains.
+//  - attempts counts every Claim/RunInDatabase that finds or creates the row (replays,
+//    mismatches and in-progress answers included); executions counts effect starts (a
+//    Claim counts its effect as started).
+//  - updated_ms is when the state last changed; terminal rows expire at updated_ms + ttl.
+//  - Complete() and Release() also accept our own needs_reconciliation row: that is how a
+//    reconciliation by key records what it found out (happened / surely did not happen).
+//  - Complete/Release/MarkNeedsReconciliation/ReapExpired wait up to 5 s for the write lock.
 #pragma once
 
 #include <chrono>
@@ -125,6 +138,13 @@ class MutationLedger {
   size_t ReapExpired();
 
  private:
+  int64_t NowMs() const;
+  // Under the write lock: what an existing row means for this presentation of the key.
+  // Counts the attempt and turns an abandoned claim into needs_reconciliation.
+  Outcome Presented(const LedgerRecord& row, const std::string& fingerprint, int64_t now);
+  // One write transaction running `sql`; true when exactly one row changed.
+  bool WriteOwnRow(std::string_view sql, const std::function<void(Statement&)>& bind);
+
   Database& db_;
   Options options_;
 };

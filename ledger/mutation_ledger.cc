@@ -1,0 +1,357 @@
+#include "ledger/mutation_ledger.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <exception>
+#include <utility>
+
+namespace keel {
+
+namespace {
+
+// A writer holds the lock for about one fsync (WAL + FULL): worth checking back soon.
+constexpr int64_t kBusyRetryAfterMs = 50;
+// Our own process holds the claim and is still running the effect: poll, but not a whole
+// lease apart.
+constexpr int64_t kOwnClaimRetryCapMs = 1000;
+// Complete/Release/MarkNeedsReconciliation record what already happened: losing that is
+// worse than waiting for the lock a while.
+constexpr std::chrono::milliseconds kOutcomeWait{5000};
+
+constexpr std::string_view kSelectRow =
+    "SELECT fingerprint, state, result, owner, lease_until_ms, attempts, executions, "
+    "operation_id, created_ms, updated_ms, expires_ms FROM ledger WHERE tool = ?1 AND key = ?2";
+
+constexpr std::string_view kInsertRow =
+    "INSERT INTO ledger(tool, key, fingerprint, state, result, owner, lease_until_ms, attempts, "
+    "executions, operation_id, created_ms, updated_ms, expires_ms) "
+    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, 1, ?8, ?9, ?9, ?10)";
+
+LedgerState ParseState(std::string_view name) {
+  if (name == "committed") return LedgerState::kCommitted;
+  if (name == "failed") return LedgerState::kFailed;
+  if (name == "needs_reconciliation") return LedgerState::kNeedsReconciliation;
+  return LedgerState::kInProgress;  // the CHECK constraint admits nothing else
+}
+
+// Rebuilt from the stored text on every read: the caller owns a fresh copy (IDEM-4).
+Json ParseResult(const Statement& row, int column) {
+  if (row.IsNull(column)) return nullptr;
+  Json parsed = Json::parse(row.Text(column), nullptr, /*allow_exceptions=*/false);
+  return parsed.is_discarded() ? Json(nullptr) : parsed;
+}
+
+std::optional<LedgerRecord> ReadRow(Database& db, const std::string& tool,
+                                    const std::string& key) {
+  Statement row = db.Prepare(kSelectRow);
+  row.Bind(1, tool).Bind(2, key);
+  if (!row.Step()) return std::nullopt;
+  LedgerRecord record;
+  record.tool = tool;
+  record.key = key;
+  record.fingerprint = row.Text(0);
+  record.state = ParseState(row.Text(1));
+  record.result = ParseResult(row, 2);
+  record.owner = row.Text(3);
+  record.lease_until_ms = row.Int64(4);
+  record.attempts = row.Int64(5);
+  record.executions = row.Int64(6);
+  record.operation_id = row.Text(7);
+  record.created_ms = row.Int64(8);
+  record.updated_ms = row.Int64(9);
+  record.expires_ms = row.Int64(10);
+  return record;
+}
+
+void InsertRow(Database& db, const LedgerRecord& r, const std::optional<std::string>& result) {
+  Statement insert = db.Prepare(kInsertRow);
+  insert.Bind(1, r.tool).Bind(2, r.key).Bind(3, r.fingerprint).Bind(4, LedgerStateName(r.state));
+  if (result) {
+    insert.Bind(5, *result);
+  } else {
+    insert.BindNull(5);
+  }
+  insert.Bind(6, r.owner).Bind(7, r.lease_until_ms);
+  if (r.operation_id.empty()) {
+    insert.BindNull(8);
+  } else {
+    insert.Bind(8, r.operation_id);
+  }
+  insert.Bind(9, r.created_ms).Bind(10, r.expires_ms);
+  insert.Run();
+}
+
+MutationLedger::Outcome Failure(MutationLedger::Status status, std::string error) {
+  MutationLedger::Outcome out;
+  out.status = status;
+  out.error = std::move(error);
+  return out;
+}
+
+MutationLedger::Outcome FromSqlite(const SqliteError& e) {
+  if ((e.code & 0xff) == SQLITE_BUSY) {
+    MutationLedger::Outcome out =
+        Failure(MutationLedger::Status::kBusy,
+                std::string("the ledger's write lock is held by another connection: ") + e.what());
+    out.retry_after_ms = kBusyRetryAfterMs;
+    return out;
+  }
+  return Failure(MutationLedger::Status::kError, std::string("ledger: ") + e.what());
+}
+
+}  // namespace
+
+std::string_view LedgerStateName(LedgerState state) {
+  switch (state) {
+    case LedgerState::kInProgress:
+      return "in_progress";
+    case LedgerState::kCommitted:
+      return "committed";
+    case LedgerState::kFailed:
+      return "failed";
+    case LedgerState::kNeedsReconciliation:
+      return "needs_reconciliation";
+  }
+  return "in_progress";
+}
+
+MutationLedger::MutationLedger(Database& db, Options options)
+    : db_(db), options_(std::move(options)) {}
+
+int64_t MutationLedger::NowMs() const {
+  if (options_.now_ms) return options_.now_ms();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+MutationLedger::Outcome MutationLedger::Presented(const LedgerRecord& row,
+                                                  const std::string& fingerprint, int64_t now) {
+  Outcome out;
+  LedgerState state = row.state;
+  if (row.fingerprint != fingerprint) {
+    // Checked before replay: a reused key must never hand back another intent's result.
+    out.status = Status::kMismatch;
+    out.error = "idempotency key '" + row.key + "' was already used with different arguments "
+                "for tool '" + row.tool + "'";
+  } else {
+    switch (row.state) {
+      case LedgerState::kCommitted:
+      case LedgerState::kFailed:
+        out.status = Status::kReplayed;
+        break;
+      case LedgerState::kNeedsReconciliation:
+        out.status = Status::kNeedsReconciliation;
+        break;
+      case LedgerState::kInProgress:
+        if (row.owner == options_.owner || row.lease_until_ms > now) {
+          out.status = Status::kInProgress;
+          out.retry_after_ms = std::max<int64_t>(1, row.lease_until_ms - now);
+          if (row.owner == options_.owner) {
+            out.retry_after_ms = std::min(out.retry_after_ms, kOwnClaimRetryCapMs);
+          }
+        } else {
+          // The claimant died between claim and outcome: the effect may or may not have
+          // happened, so it is never run again blindly.
+          state = LedgerState::kNeedsReconciliation;
+          out.status = Status::kNeedsReconciliation;
+        }
+        break;
+    }
+  }
+  if (out.status == Status::kInProgress) {
+    out.error = "idempotency key '" + row.key + "' is being executed by " + row.owner;
+  } else if (out.status == Status::kNeedsReconciliation) {
+    out.error = "idempotency key '" + row.key + "': an earlier execution (by " + row.owner +
+                ") ended without a recorded outcome; reconcile by key";
+  }
+
+  Statement update = db_.Prepare(
+      "UPDATE ledger SET attempts = attempts + 1, state = ?3, updated_ms = ?4 "
+      "WHERE tool = ?1 AND key = ?2");
+  update.Bind(1, row.tool).Bind(2, row.key).Bind(3, LedgerStateName(state));
+  update.Bind(4, state == row.state ? row.updated_ms : now);
+  update.Run();
+
+  out.record = *ReadRow(db_, row.tool, row.key);
+  if (out.status == Status::kReplayed) out.result = out.record.result;
+  return out;
+}
+
+MutationLedger::Outcome MutationLedger::RunInDatabase(
+    const std::string& tool, const std::string& key, const std::string& fingerprint,
+    std::chrono::milliseconds wait_budget,
+    const std::function<EffectOutcome(Database&)>& effect) {
+  if (fingerprint.empty()) return Failure(Status::kError, "ledger: empty fingerprint");
+  const int64_t now = NowMs();
+  try {
+    db_.SetBusyTimeout(wait_budget);
+    WriteTransaction txn(db_);
+    if (std::optional<LedgerRecord> row = ReadRow(db_, tool, key)) {
+      Outcome out = Presented(*row, fingerprint, now);
+      txn.Commit();
+      return out;
+    }
+
+    EffectOutcome done;
+    try {
+      done = effect(db_);
+    } catch (const std::exception& e) {
+      return Failure(Status::kError, std::string("the effect failed: ") + e.what());
+    } catch (...) {
+      return Failure(Status::kError, "the effect failed");
+    }
+    if (sqlite3_get_autocommit(db_.handle())) {
+      // Some SQLite errors roll the transaction back on their own; the effect's writes are
+      // gone, so the key must not be recorded as executed.
+      return Failure(Status::kError, "the effect's transaction was rolled back");
+    }
+    if (done.transient) {
+      // Rolled back with the transaction: no row, no effect; a retry runs again.
+      Outcome out;
+      out.status = Status::kExecuted;
+      out.result = std::move(done.result);
+      return out;
+    }
+
+    LedgerRecord record;
+    record.tool = tool;
+    record.key = key;
+    record.fingerprint = fingerprint;
+    record.state = done.failed ? LedgerState::kFailed : LedgerState::kCommitted;
+    record.owner = options_.owner;
+    record.operation_id = done.operation_id;
+    record.created_ms = now;
+    record.expires_ms = now + options_.ttl_ms;
+    InsertRow(db_, record, done.result.dump(-1, ' ', false, Json::error_handler_t::replace));
+
+    Outcome out;
+    out.record = *ReadRow(db_, tool, key);
+    txn.Commit();
+    out.status = Status::kExecuted;
+    out.result = out.record.result;  // as stored, so it equals every later replay
+    return out;
+  } catch (const SqliteError& e) {
+    return FromSqlite(e);
+  }
+}
+
+MutationLedger::Outcome MutationLedger::Claim(const std::string& tool, const std::string& key,
+                                              const std::string& fingerprint,
+                                              std::chrono::milliseconds wait_budget) {
+  if (fingerprint.empty()) return Failure(Status::kError, "ledger: empty fingerprint");
+  const int64_t now = NowMs();
+  try {
+    db_.SetBusyTimeout(wait_budget);
+    WriteTransaction txn(db_);
+    if (std::optional<LedgerRecord> row = ReadRow(db_, tool, key)) {
+      Outcome out = Presented(*row, fingerprint, now);
+      txn.Commit();
+      return out;
+    }
+    LedgerRecord record;
+    record.tool = tool;
+    record.key = key;
+    record.fingerprint = fingerprint;
+    record.state = LedgerState::kInProgress;
+    record.owner = options_.owner;
+    record.lease_until_ms = now + options_.lease_ms;
+    record.created_ms = now;
+    // executions counts the effect as started: the caller runs it once this commits.
+    InsertRow(db_, record, std::nullopt);
+    Outcome out;
+    out.record = *ReadRow(db_, tool, key);
+    txn.Commit();
+    out.status = Status::kExecuted;
+    return out;
+  } catch (const SqliteError& e) {
+    return FromSqlite(e);
+  }
+}
+
+bool MutationLedger::WriteOwnRow(std::string_view sql, const std::function<void(Statement&)>& bind) {
+  try {
+    db_.SetBusyTimeout(kOutcomeWait);
+    WriteTransaction txn(db_);
+    int64_t changed = 0;
+    {
+      Statement stmt = db_.Prepare(sql);
+      bind(stmt);
+      stmt.Run();
+      changed = db_.Changes();
+    }
+    txn.Commit();
+    return changed == 1;
+  } catch (const SqliteError&) {
+    // The claim stays as it was; a live lease expires into needs_reconciliation.
+    return false;
+  }
+}
+
+bool MutationLedger::Complete(const std::string& tool, const std::string& key, const Json& result,
+                              bool failed, const std::string& operation_id) {
+  const int64_t now = NowMs();
+  const std::string text = result.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return WriteOwnRow(
+      "UPDATE ledger SET state = ?4, result = ?5, operation_id = COALESCE(?6, operation_id), "
+      "lease_until_ms = 0, updated_ms = ?7, expires_ms = ?8 "
+      "WHERE tool = ?1 AND key = ?2 AND owner = ?3 "
+      "AND state IN ('in_progress', 'needs_reconciliation')",
+      [&](Statement& s) {
+        s.Bind(1, tool).Bind(2, key).Bind(3, options_.owner);
+        s.Bind(4, LedgerStateName(failed ? LedgerState::kFailed : LedgerState::kCommitted));
+        s.Bind(5, text);
+        if (operation_id.empty()) {
+          s.BindNull(6);
+        } else {
+          s.Bind(6, operation_id);
+        }
+        s.Bind(7, now).Bind(8, now + options_.ttl_ms);
+      });
+}
+
+bool MutationLedger::Release(const std::string& tool, const std::string& key) {
+  return WriteOwnRow(
+      "DELETE FROM ledger WHERE tool = ?1 AND key = ?2 AND owner = ?3 "
+      "AND state IN ('in_progress', 'needs_reconciliation')",
+      [&](Statement& s) { s.Bind(1, tool).Bind(2, key).Bind(3, options_.owner); });
+}
+
+bool MutationLedger::MarkNeedsReconciliation(const std::string& tool, const std::string& key) {
+  const int64_t now = NowMs();
+  return WriteOwnRow(
+      "UPDATE ledger SET state = 'needs_reconciliation', updated_ms = ?4 "
+      "WHERE tool = ?1 AND key = ?2 AND owner = ?3 AND state = 'in_progress'",
+      [&](Statement& s) { s.Bind(1, tool).Bind(2, key).Bind(3, options_.owner).Bind(4, now); });
+}
+
+std::optional<LedgerRecord> MutationLedger::Lookup(const std::string& tool,
+                                                   const std::string& key) {
+  try {
+    return ReadRow(db_, tool, key);
+  } catch (const SqliteError&) {
+    return std::nullopt;
+  }
+}
+
+size_t MutationLedger::ReapExpired() {
+  const int64_t now = NowMs();
+  try {
+    db_.SetBusyTimeout(kOutcomeWait);
+    WriteTransaction txn(db_);
+    int64_t deleted = 0;
+    {
+      Statement reap = db_.Prepare(
+          "DELETE FROM ledger WHERE state IN ('committed', 'failed') AND expires_ms <= ?1");
+      reap.Bind(1, now).Run();
+      deleted = db_.Changes();
+    }
+    txn.Commit();
+    return static_cast<size_t>(deleted);
+  } catch (const SqliteError&) {
+    return 0;  // the next sweep tries again
+  }
+}
+
+}  // namespace keel

@@ -1,0 +1,108 @@
+#include "ledger/schema.h"
+
+#include <string_view>
+#include <vector>
+
+namespace keel {
+
+namespace {
+
+// Migration N (1-based) brings user_version from N-1 to N. Append only: a released step is
+// never edited, because files out there already ran it.
+const std::vector<std::string_view>& Migrations() {
+  static const std::vector<std::string_view> steps = {
+      // 1: the mutation ledger and the in-database demo backends.
+      R"sql(
+CREATE TABLE ledger(
+  tool TEXT NOT NULL,
+  key TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  state TEXT NOT NULL
+    CHECK(state IN ('in_progress', 'committed', 'failed', 'needs_reconciliation')),
+  result TEXT,
+  owner TEXT NOT NULL,
+  lease_until_ms INTEGER NOT NULL DEFAULT 0,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  executions INTEGER NOT NULL DEFAULT 0,
+  operation_id TEXT,
+  created_ms INTEGER NOT NULL,
+  updated_ms INTEGER NOT NULL,
+  expires_ms INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY(tool, key)
+) WITHOUT ROWID;
+-- The reaper deletes terminal rows by expiry.
+CREATE INDEX ledger_by_expiry ON ledger(expires_ms);
+
+CREATE TABLE accounts(account TEXT PRIMARY KEY, balance_cents INTEGER NOT NULL);
+CREATE TABLE charges(
+  charge_id TEXT PRIMARY KEY,
+  account TEXT NOT NULL,
+  cents INTEGER NOT NULL,
+  idempotency_key TEXT,
+  created_ms INTEGER NOT NULL
+);
+CREATE TABLE inventory(
+  tenant TEXT NOT NULL,
+  sku TEXT NOT NULL,
+  stock INTEGER NOT NULL,
+  PRIMARY KEY(tenant, sku)
+);
+CREATE TABLE reservations(
+  reservation_id TEXT PRIMARY KEY,
+  tenant TEXT NOT NULL,
+  sku TEXT NOT NULL,
+  quantity INTEGER NOT NULL,
+  idempotency_key TEXT,
+  created_ms INTEGER NOT NULL
+);
+)sql",
+  };
+  return steps;
+}
+
+int64_t UserVersion(Database& db) {
+  Statement stmt = db.Prepare("PRAGMA user_version");
+  return stmt.Step() ? stmt.Int64(0) : 0;
+}
+
+}  // namespace
+
+int SchemaVersion() { return static_cast<int>(Migrations().size()); }
+
+MigrateStatus Migrate(Database& db, std::string* error) {
+  try {
+    if (UserVersion(db) > SchemaVersion()) {
+      *error = "the database has schema version " + std::to_string(UserVersion(db)) +
+               ", newer than this keel (" + std::to_string(SchemaVersion()) + ")";
+      return MigrateStatus::kNewerThanBinary;
+    }
+    for (int version = 1; version <= SchemaVersion(); ++version) {
+      WriteTransaction txn(db);
+      // Read again under the write lock: another process may have migrated meanwhile.
+      const int64_t current = UserVersion(db);
+      if (current > SchemaVersion()) {
+        *error = "the database was migrated past this keel's schema version meanwhile";
+        return MigrateStatus::kNewerThanBinary;
+      }
+      if (current >= version) continue;
+      const std::string_view step = Migrations()[version - 1];
+      if (std::string e = db.Exec(std::string(step)); !e.empty()) {
+        *error = "migration " + std::to_string(version) + ": " + e;
+        return MigrateStatus::kError;
+      }
+      // user_version lives in the file header, so it commits (or rolls back) with the step.
+      if (std::string e = db.Exec("PRAGMA user_version = " + std::to_string(version));
+          !e.empty()) {
+        *error = "migration " + std::to_string(version) + ": " + e;
+        return MigrateStatus::kError;
+      }
+      txn.Commit();
+    }
+  } catch (const SqliteError& e) {
+    *error = e.what();
+    return MigrateStatus::kError;
+  }
+  return MigrateStatus::kOk;
+}
+
+}  // namespace keel
