@@ -126,6 +126,25 @@ int64_t MutationLedger::NowMs() const {
       .count();
 }
 
+std::optional<MutationLedger::Outcome> MutationLedger::AnswerFinished(
+    const std::string& tool, const std::string& key, const std::string& fingerprint) {
+  std::optional<LedgerRecord> row = ReadRow(db_, tool, key);
+  if (!row || (row->state != LedgerState::kCommitted && row->state != LedgerState::kFailed)) {
+    return std::nullopt;  // absent or unsettled: the write transaction decides
+  }
+  Outcome out;
+  if (row->fingerprint != fingerprint) {
+    out.status = Status::kMismatch;
+    out.error = "idempotency key '" + row->key + "' was already used with different arguments "
+                "for tool '" + row->tool + "'";
+  } else {
+    out.status = Status::kReplayed;
+    out.result = row->result;
+  }
+  out.record = std::move(*row);
+  return out;
+}
+
 MutationLedger::Outcome MutationLedger::Presented(const LedgerRecord& row,
                                                   const std::string& fingerprint, int64_t now) {
   Outcome out;
@@ -186,6 +205,9 @@ MutationLedger::Outcome MutationLedger::RunInDatabase(
   if (fingerprint.empty()) return Failure(Status::kError, "ledger: empty fingerprint");
   const int64_t now = NowMs();
   try {
+    if (std::optional<Outcome> finished = AnswerFinished(tool, key, fingerprint)) {
+      return *std::move(finished);
+    }
     db_.SetBusyTimeout(wait_budget);
     WriteTransaction txn(db_);
     if (std::optional<LedgerRecord> row = ReadRow(db_, tool, key)) {
@@ -243,6 +265,9 @@ MutationLedger::Outcome MutationLedger::Claim(const std::string& tool, const std
   if (fingerprint.empty()) return Failure(Status::kError, "ledger: empty fingerprint");
   const int64_t now = NowMs();
   try {
+    if (std::optional<Outcome> finished = AnswerFinished(tool, key, fingerprint)) {
+      return *std::move(finished);
+    }
     db_.SetBusyTimeout(wait_budget);
     WriteTransaction txn(db_);
     if (std::optional<LedgerRecord> row = ReadRow(db_, tool, key)) {

@@ -65,7 +65,10 @@ struct LedgerRecord {
   Json result;  // the stored CallToolResult; null unless terminal
   std::string owner;           // who holds (or held) the claim
   int64_t lease_until_ms = 0;  // in_progress: the claim is live until then
-  int64_t attempts = 0;        // times the key was presented (executions, replays, rejections)
+  // Times the key reached the write path (executions, refused claims). Replays and
+  // mismatches of a finished key are answered from a plain read and not counted: a replay
+  // costs no write and no fsync.
+  int64_t attempts = 0;
   int64_t executions = 0;      // times the effect ran
   std::string operation_id;    // the backend's id for the effect, when it gave one
   int64_t created_ms = 0;      // wall-clock milliseconds since the Unix epoch
@@ -142,6 +145,10 @@ class MutationLedger {
   // Under the write lock: what an existing row means for this presentation of the key.
   // Counts the attempt and turns an abandoned claim into needs_reconciliation.
   Outcome Presented(const LedgerRecord& row, const std::string& fingerprint, int64_t now);
+  // A committed or failed row answers at once from a plain read (no write transaction):
+  // its replay, or a mismatch. Null when the key is absent or not finished.
+  std::optional<Outcome> AnswerFinished(const std::string& tool, const std::string& key,
+                                        const std::string& fingerprint);
   // One write transaction running `sql`; true when exactly one row changed.
   bool WriteOwnRow(std::string_view sql, const std::function<void(Statement&)>& bind);
 
