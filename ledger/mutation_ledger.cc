@@ -126,6 +126,16 @@ int64_t MutationLedger::NowMs() const {
       .count();
 }
 
+std::unique_lock<std::timed_mutex> MutationLedger::LockWriter(std::chrono::milliseconds budget) {
+  if (options_.writer == nullptr) return {};
+  std::unique_lock<std::timed_mutex> lock(*options_.writer, std::defer_lock);
+  // Clamped: "no deadline" arrives as a huge budget, which must not overflow the clock.
+  if (!lock.try_lock_for(std::min(budget, std::chrono::milliseconds(3600 * 1000)))) {
+    throw SqliteError(SQLITE_BUSY, "another writer of this process held the ledger");
+  }
+  return lock;
+}
+
 std::optional<MutationLedger::Outcome> MutationLedger::AnswerFinished(
     const std::string& tool, const std::string& key, const std::string& fingerprint) {
   std::optional<LedgerRecord> row = ReadRow(db_, tool, key);
@@ -208,6 +218,7 @@ MutationLedger::Outcome MutationLedger::RunInDatabase(
     if (std::optional<Outcome> finished = AnswerFinished(tool, key, fingerprint)) {
       return *std::move(finished);
     }
+    const auto writer = LockWriter(wait_budget);
     db_.SetBusyTimeout(wait_budget);
     WriteTransaction txn(db_);
     if (std::optional<LedgerRecord> row = ReadRow(db_, tool, key)) {
@@ -268,6 +279,7 @@ MutationLedger::Outcome MutationLedger::Claim(const std::string& tool, const std
     if (std::optional<Outcome> finished = AnswerFinished(tool, key, fingerprint)) {
       return *std::move(finished);
     }
+    const auto writer = LockWriter(wait_budget);
     db_.SetBusyTimeout(wait_budget);
     WriteTransaction txn(db_);
     if (std::optional<LedgerRecord> row = ReadRow(db_, tool, key)) {
@@ -297,6 +309,7 @@ MutationLedger::Outcome MutationLedger::Claim(const std::string& tool, const std
 
 bool MutationLedger::WriteOwnRow(std::string_view sql, const std::function<void(Statement&)>& bind) {
   try {
+    const auto writer = LockWriter(kOutcomeWait);
     db_.SetBusyTimeout(kOutcomeWait);
     WriteTransaction txn(db_);
     int64_t changed = 0;
@@ -363,6 +376,7 @@ std::optional<LedgerRecord> MutationLedger::Lookup(const std::string& tool,
 size_t MutationLedger::ReapExpired() {
   const int64_t now = NowMs();
   try {
+    const auto writer = LockWriter(kOutcomeWait);
     db_.SetBusyTimeout(kOutcomeWait);
     WriteTransaction txn(db_);
     int64_t deleted = 0;

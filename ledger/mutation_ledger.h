@@ -41,6 +41,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -91,6 +92,10 @@ class MutationLedger {
     int64_t ttl_ms = 24LL * 3600 * 1000;       // terminal rows kept this long
     int64_t lease_ms = 60000;                  // a remote claim is live this long
     std::function<int64_t()> now_ms;           // wall clock; null = system_clock
+    // Shared by the ledgers of one process: writers queue on it (up to their wait budget)
+    // before BEGIN IMMEDIATE, instead of in SQLite's busy handler, which sleeps in steps
+    // of milliseconds. Other processes still meet at SQLite's lock. Null: none.
+    std::timed_mutex* writer = nullptr;
   };
 
   enum class Status {
@@ -147,6 +152,7 @@ class MutationLedger {
   Outcome Presented(const LedgerRecord& row, const std::string& fingerprint, int64_t now);
   // A committed or failed row answers at once from a plain read (no write transaction):
   // its replay, or a mismatch. Null when the key is absent or not finished.
+  std::unique_lock<std::timed_mutex> LockWriter(std::chrono::milliseconds budget);
   std::optional<Outcome> AnswerFinished(const std::string& tool, const std::string& key,
                                         const std::string& fingerprint);
   // One write transaction running `sql`; true when exactly one row changed.

@@ -98,8 +98,7 @@ std::unique_ptr<LedgerService> LedgerService::Open(Options options, std::string*
   // The connection that migrated becomes the opening thread's own.
   auto mine = std::make_unique<PerThread>();
   mine->db = std::move(db);
-  mine->ledger = std::make_unique<MutationLedger>(
-      *mine->db, MutationLedger::Options{service->options_.owner, service->options_.ttl_ms});
+  mine->ledger = std::make_unique<MutationLedger>(*mine->db, service->LedgerOptions());
   service->threads_.emplace(std::this_thread::get_id(), std::move(mine));
   return service;
 }
@@ -115,10 +114,17 @@ LedgerService::PerThread& LedgerService::ForThisThread() {
   auto mine = std::make_unique<PerThread>();
   mine->db = Database::Open(options_.path, &error);
   if (!mine->db) throw SqliteError(0, "cannot open " + options_.path + ": " + error);
-  mine->ledger = std::make_unique<MutationLedger>(
-      *mine->db, MutationLedger::Options{options_.owner, options_.ttl_ms});
+  mine->ledger = std::make_unique<MutationLedger>(*mine->db, LedgerOptions());
   std::lock_guard<std::mutex> lock(mu_);
   return *threads_.emplace(self, std::move(mine)).first->second;
+}
+
+MutationLedger::Options LedgerService::LedgerOptions() {
+  MutationLedger::Options options;
+  options.owner = options_.owner;
+  options.ttl_ms = options_.ttl_ms;
+  options.writer = &writer_;
+  return options;
 }
 
 Database& LedgerService::Db() { return *ForThisThread().db; }
@@ -170,6 +176,7 @@ Json LedgerService::RunKeyed(const std::string& tool, const std::string& key,
 Json LedgerService::RunUnkeyed(const std::function<EffectOutcome(Database&)>& effect) {
   Database& db = Db();
   try {
+    std::lock_guard<std::timed_mutex> writer(writer_);
     WriteTransaction transaction(db);
     EffectOutcome outcome = effect(db);
     if (outcome.transient) return outcome.result;  // rolled back by the destructor

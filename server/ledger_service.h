@@ -65,8 +65,10 @@ class LedgerService {
     std::unique_ptr<MutationLedger> ledger;
   };
   PerThread& ForThisThread();
+  MutationLedger::Options LedgerOptions();
 
   Options options_;
+  std::timed_mutex writer_;  // this process's ledger writers queue here (see MutationLedger)
   std::mutex mu_;
   std::unordered_map<std::thread::id, std::unique_ptr<PerThread>> threads_;  // guarded by mu_
 };
