@@ -138,6 +138,27 @@ const ticks = seen.filter((m) => m.params?.progressToken === 'p-52').length;
 check(max.result.isError === true && maxError?.layer === 'max',
   `${ticks} progress notifications, then layer ${maxError?.layer} after ${maxError?.elapsed_ms} ms`);
 
+step('exactly once: a retried charge with the same idempotency key runs once');
+call(60, 'charge_account', { account: 'acct-7', cents: 1200, idempotencyKey: 'checkout-7' });
+const charged = (await reply(60)).result;
+console.log(`   ${text({ result: charged })}`);
+call(61, 'charge_account', { account: 'acct-7', cents: 1200, idempotencyKey: 'checkout-7' });  // the retry, new JSON-RPC id
+const replay = (await reply(61)).result;
+check(replay._meta?.['dev.keel/replayed'] === true && replay.structuredContent.charge_id === charged.structuredContent.charge_id,
+  `retry replayed charge ${replay.structuredContent.charge_id}, balance still ${replay.structuredContent.balance_cents}`);
+call(62, 'charge_account', { account: 'acct-7', cents: 9900, idempotencyKey: 'checkout-7' });
+const mismatch = (await reply(62)).result;
+check(mismatch.isError === true && mismatch.structuredContent.error.type === 'idempotency_key_mismatch',
+  'the same key with other arguments is refused: idempotency_key_mismatch, nothing charged');
+call(63, 'ledger_lookup', { tool: 'charge_account', key: 'checkout-7' });
+const record = (await reply(63)).result.structuredContent;
+check(record.state === 'committed' && record.executions === 1, `ledger_lookup: ${record.state}, ${record.executions} execution(s)`);
+call(64, 'charge_account', { account: 'acct-8', cents: 100 });
+call(65, 'charge_account', { account: 'acct-8', cents: 100 });
+const unkeyed = [(await reply(64)).result, (await reply(65)).result];
+check(unkeyed[0].structuredContent.charge_id !== unkeyed[1].structuredContent.charge_id,
+  'without a key the same call charges twice (a new JSON-RPC id is not idempotence)');
+
 step('stdin EOF: in-flight work finishes, then keel exits 0');
 call(40, 'sleep', { ms: 300 });
 const closedAt = Date.now();
