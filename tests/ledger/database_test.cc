@@ -1,9 +1,9 @@
 // Unit tests for ledger/database.h: one SQLite connection opened for durable state.
 #include "ledger/database.h"
 
-#include <catch2/catch.hpp>
-
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include "fakes/temp_dir.h"
 
@@ -63,7 +63,8 @@ TEST_CASE("a table written survives closing and reopening the database", "[ledge
   CHECK(db->Pragma("journal_mode") == "wal");
 }
 
-TEST_CASE("opening a path in a directory that does not exist fails with a readable error", "[ledger]") {
+TEST_CASE("opening a path in a directory that does not exist fails with a readable error",
+          "[ledger]") {
   keel::TempDir dir;
   std::string error;
   auto db = Database::Open(dir.File("no/such/dir/ledger.db"), &error);

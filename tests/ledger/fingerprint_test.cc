@@ -1,16 +1,15 @@
 // Unit tests for ledger/fingerprint.h: what identifies a mutation's intent (IDEM-2).
 #include "ledger/fingerprint.h"
 
-#include <catch2/catch.hpp>
-
 #include <string>
+
+#include <catch2/catch.hpp>
 
 using keel::CanonicalJson;
 using keel::Fingerprint;
 using Json = nlohmann::json;
 
-TEST_CASE("IDEM-2 the fingerprint does not depend on argument key order",
-          "[ledger][IDEM-2]") {
+TEST_CASE("IDEM-2 the fingerprint does not depend on argument key order", "[ledger][IDEM-2]") {
   const Json a = Json::parse(R"({"account":"acct-1","cents":500,"memo":{"b":1,"a":2}})");
   const Json b = Json::parse(R"({"memo":{"a":2,"b":1},"cents":500,"account":"acct-1"})");
   CHECK(Fingerprint("charge", a) == Fingerprint("charge", b));
@@ -45,8 +44,8 @@ TEST_CASE("IDEM-2 the fingerprint is the SHA-256 of the canonical intent", "[led
   const Json args = Json::parse(R"({"cents":500,"account":"acct-1","idempotencyKey":"k"})");
   // Computed independently: printf '%s' '<canonical>' | sha256sum
   const std::string canonical = R"({"arguments":{"account":"acct-1","cents":500},"tool":"charge"})";
-  CHECK(CanonicalJson({{"tool", "charge"}, {"arguments", {{"account", "acct-1"}, {"cents", 500}}}}) ==
-        canonical);
+  CHECK(CanonicalJson({{"tool", "charge"},
+                       {"arguments", {{"account", "acct-1"}, {"cents", 500}}}}) == canonical);
   CHECK(Fingerprint("charge", args) ==
         "4b11d12dd19226434a6eaccbbcd953195f4697f1470aa942c5a18c1ac5d82ef7");
   CHECK(Fingerprint("noop", Json::object()) ==

@@ -3,11 +3,11 @@
 // One per test case; connections it opens are for the calling thread (or handed to one).
 #pragma once
 
-#include <catch2/catch.hpp>
-
 #include <atomic>
 #include <memory>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include "fakes/temp_dir.h"
 #include "ledger/database.h"

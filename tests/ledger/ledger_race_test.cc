@@ -1,10 +1,10 @@
 // IDEM-3: two independent connections racing one key run the effect exactly once.
-#include <catch2/catch.hpp>
-
 #include <barrier>
 #include <functional>
 #include <string>
 #include <thread>
+
+#include <catch2/catch.hpp>
 
 #include "ledger/fingerprint.h"
 #include "ledger/mutation_ledger.h"

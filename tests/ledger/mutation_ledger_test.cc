@@ -1,11 +1,11 @@
 // Unit tests for ledger/mutation_ledger.h, in-database effects (IDEM-2, IDEM-3, IDEM-4).
 #include "ledger/mutation_ledger.h"
 
-#include <catch2/catch.hpp>
-
 #include <functional>
 #include <stdexcept>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include "ledger/fingerprint.h"
 #include "ledger_fixture.h"
@@ -42,8 +42,7 @@ TEST_CASE("IDEM-1 two keys with the same arguments run the effect twice", "[ledg
   CHECK(CountCharges(*db) == 2);
 }
 
-TEST_CASE("IDEM-2 the same key twice runs once and replays the first result",
-          "[ledger][IDEM-2]") {
+TEST_CASE("IDEM-2 the same key twice runs once and replays the first result", "[ledger][IDEM-2]") {
   LedgerFile file;
   auto db = file.Open();
   MutationLedger ledger(*db, file.OptionsFor("p1"));
@@ -131,8 +130,7 @@ TEST_CASE("IDEM-2 a failed outcome is stored and replayed as failed", "[ledger][
   CHECK(runs == 1);
 }
 
-TEST_CASE("IDEM-3 a throwing effect rolls back its writes and leaves no row",
-          "[ledger][IDEM-3]") {
+TEST_CASE("IDEM-3 a throwing effect rolls back its writes and leaves no row", "[ledger][IDEM-3]") {
   LedgerFile file;
   auto db = file.Open();
   MutationLedger ledger(*db, file.OptionsFor("p1"));
@@ -151,8 +149,7 @@ TEST_CASE("IDEM-3 a throwing effect rolls back its writes and leaves no row",
   CHECK(CountCharges(*db) == 1);
 }
 
-TEST_CASE("IDEM-4 a committed record and its result survive close and reopen",
-          "[ledger][IDEM-4]") {
+TEST_CASE("IDEM-4 a committed record and its result survive close and reopen", "[ledger][IDEM-4]") {
   LedgerFile file;
   ChargeEffect effect;
   Json first_result;
@@ -171,8 +168,7 @@ TEST_CASE("IDEM-4 a committed record and its result survive close and reopen",
   CHECK(CountCharges(*db) == 1);
 }
 
-TEST_CASE("IDEM-4 mutating a returned result does not change the next replay",
-          "[ledger][IDEM-4]") {
+TEST_CASE("IDEM-4 mutating a returned result does not change the next replay", "[ledger][IDEM-4]") {
   LedgerFile file;
   auto db = file.Open();
   MutationLedger ledger(*db, file.OptionsFor("p1"));
@@ -235,8 +231,7 @@ TEST_CASE("Lookup returns every field of the row", "[ledger][IDEM-2]") {
   CHECK(row->expires_ms == start + 10'000);
 }
 
-TEST_CASE("IDEM-2 ReapExpired deletes only terminal rows past their expiry",
-          "[ledger][IDEM-2]") {
+TEST_CASE("IDEM-2 ReapExpired deletes only terminal rows past their expiry", "[ledger][IDEM-2]") {
   LedgerFile file;
   auto db = file.Open();
   MutationLedger ledger(*db, file.OptionsFor("p1"));

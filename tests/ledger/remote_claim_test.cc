@@ -1,8 +1,8 @@
 // Unit tests for ledger/mutation_ledger.h, remote effects: claim, outcome, reconcile (IDEM-5).
-#include <catch2/catch.hpp>
-
 #include <functional>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include "ledger/fingerprint.h"
 #include "ledger/mutation_ledger.h"

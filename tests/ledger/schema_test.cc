@@ -1,10 +1,10 @@
 // Unit tests for ledger/schema.h: versioned migrations through PRAGMA user_version.
 #include "ledger/schema.h"
 
-#include <catch2/catch.hpp>
-
 #include <memory>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include "fakes/temp_dir.h"
 #include "ledger/database.h"

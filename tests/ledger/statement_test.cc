@@ -1,10 +1,9 @@
 // Unit tests for ledger/database.h: cached statements and write transactions.
-#include <catch2/catch.hpp>
-
-#include <sqlite3.h>
-
 #include <memory>
 #include <string>
+
+#include <catch2/catch.hpp>
+#include <sqlite3.h>
 
 #include "fakes/temp_dir.h"
 #include "ledger/database.h"
@@ -35,9 +34,17 @@ int64_t CountRows(Database& db) {
 TEST_CASE("a statement binds integers, text and null and its getters copy", "[ledger]") {
   keel::TempDir dir;
   auto db = OpenWithTable(dir);
-  db->Prepare("INSERT INTO t VALUES(?1, ?2, ?3)").Bind(1, "a").Bind(2, int64_t{42}).Bind(3, "x").Run();
+  db->Prepare("INSERT INTO t VALUES(?1, ?2, ?3)")
+      .Bind(1, "a")
+      .Bind(2, int64_t{42})
+      .Bind(3, "x")
+      .Run();
   CHECK(db->Changes() == 1);
-  db->Prepare("INSERT INTO t VALUES(?1, ?2, ?3)").Bind(1, "b").Bind(2, int64_t{-7}).BindNull(3).Run();
+  db->Prepare("INSERT INTO t VALUES(?1, ?2, ?3)")
+      .Bind(1, "b")
+      .Bind(2, int64_t{-7})
+      .BindNull(3)
+      .Run();
 
   Statement select = db->Prepare("SELECT k, n, s FROM t ORDER BY k");
   REQUIRE(select.Step());
@@ -64,11 +71,14 @@ TEST_CASE("text with embedded NUL bytes round-trips whole", "[ledger]") {
   CHECK(select.Text(0) == value);
 }
 
-TEST_CASE("a statement is reused from the cache, reset and unbound after each use",
-          "[ledger]") {
+TEST_CASE("a statement is reused from the cache, reset and unbound after each use", "[ledger]") {
   keel::TempDir dir;
   auto db = OpenWithTable(dir);
-  db->Prepare("INSERT INTO t VALUES(?1, ?2, ?3)").Bind(1, "a").Bind(2, int64_t{1}).Bind(3, "x").Run();
+  db->Prepare("INSERT INTO t VALUES(?1, ?2, ?3)")
+      .Bind(1, "a")
+      .Bind(2, int64_t{1})
+      .Bind(3, "x")
+      .Run();
   sqlite3_stmt* first = nullptr;
   {
     Statement select = db->Prepare("SELECT n FROM t WHERE k = ?1");
@@ -102,8 +112,7 @@ TEST_CASE("preparing the same SQL while its statement is alive is refused", "[le
   CHECK(moved.Step());
 }
 
-TEST_CASE("bad SQL and constraint violations throw SqliteError with the SQLite code",
-          "[ledger]") {
+TEST_CASE("bad SQL and constraint violations throw SqliteError with the SQLite code", "[ledger]") {
   keel::TempDir dir;
   auto db = OpenWithTable(dir);
   CHECK_THROWS_AS(db->Prepare("SELEC nothing"), SqliteError);
@@ -144,8 +153,7 @@ TEST_CASE("a write transaction rolls back on destruction unless committed", "[le
   CHECK(CountRows(*db) == 1);
 }
 
-TEST_CASE("BEGIN IMMEDIATE with no wait fails busy while another connection writes",
-          "[ledger]") {
+TEST_CASE("BEGIN IMMEDIATE with no wait fails busy while another connection writes", "[ledger]") {
   keel::TempDir dir;
   auto first = OpenWithTable(dir);
   std::string error;
@@ -162,8 +170,7 @@ TEST_CASE("BEGIN IMMEDIATE with no wait fails busy while another connection writ
   CHECK(second->Pragma("busy_timeout") == "0");
 }
 
-TEST_CASE("the WAL-reset bug range covers 3.7.0 to 3.51.2 except the fixed backports",
-          "[ledger]") {
+TEST_CASE("the WAL-reset bug range covers 3.7.0 to 3.51.2 except the fixed backports", "[ledger]") {
   CHECK_FALSE(Database::HasWalResetBug(3006023));
   CHECK(Database::HasWalResetBug(3007000));
   CHECK(Database::HasWalResetBug(3040001));  // Debian 12
