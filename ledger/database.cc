@@ -1,11 +1,10 @@
 #include "ledger/database.h"
 
-#include <sqlite3.h>
-
 #include <algorithm>
 #include <mutex>
 
 #include <spdlog/spdlog.h>
+#include <sqlite3.h>
 
 namespace keel {
 
@@ -60,8 +59,8 @@ Statement& Statement::Bind(int index, int64_t value) {
 
 Statement& Statement::Bind(int index, std::string_view value) {
   // SQLITE_TRANSIENT: SQLite copies the bytes, so `value` need not outlive the step.
-  Check(sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT,
-                            SQLITE_UTF8));
+  Check(
+      sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
   return *this;
 }
 
@@ -99,9 +98,9 @@ bool Statement::IsNull(int column) const {
 std::unique_ptr<Database> Database::Open(const std::string& path, std::string* error) {
   WarnIfWalResetBug();
   sqlite3* raw = nullptr;
-  const int rc = sqlite3_open_v2(path.c_str(), &raw,
-                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                                 nullptr);
+  const int rc =
+      sqlite3_open_v2(path.c_str(), &raw,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     *error = raw ? sqlite3_errmsg(raw) : sqlite3_errstr(rc);
     sqlite3_close_v2(raw);
@@ -110,8 +109,8 @@ std::unique_ptr<Database> Database::Open(const std::string& path, std::string* e
   std::unique_ptr<Database> db(new Database(raw));
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, kDefaultBusyTimeoutMs);
-  for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
-                             "PRAGMA foreign_keys=ON"}) {
+  for (const char* pragma :
+       {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON"}) {
     if (std::string e = db->Exec(pragma); !e.empty()) {
       *error = e;
       return nullptr;
@@ -169,8 +168,8 @@ Statement Database::Prepare(std::string_view sql) {
     }
   }
   if (cached.borrowed) {
-    throw SqliteError(SQLITE_MISUSE, "prepare: a Statement of this SQL is still alive: " +
-                                         std::string(sql));
+    throw SqliteError(SQLITE_MISUSE,
+                      "prepare: a Statement of this SQL is still alive: " + std::string(sql));
   }
   cached.borrowed = true;
   return Statement(db_, cached.stmt, &cached.borrowed);

@@ -1,8 +1,8 @@
 #include "ledger/fingerprint.h"
 
-#include <openssl/evp.h>
-
 #include <array>
+
+#include <openssl/evp.h>
 
 namespace keel {
 

@@ -1,10 +1,10 @@
 #include "ledger/mutation_ledger.h"
 
-#include <sqlite3.h>
-
 #include <algorithm>
 #include <exception>
 #include <utility>
+
+#include <sqlite3.h>
 
 namespace keel {
 
@@ -42,8 +42,7 @@ Json ParseResult(const Statement& row, int column) {
   return parsed.is_discarded() ? Json(nullptr) : parsed;
 }
 
-std::optional<LedgerRecord> ReadRow(Database& db, const std::string& tool,
-                                    const std::string& key) {
+std::optional<LedgerRecord> ReadRow(Database& db, const std::string& tool, const std::string& key) {
   Statement row = db.Prepare(kSelectRow);
   row.Bind(1, tool).Bind(2, key);
   if (!row.Step()) return std::nullopt;
@@ -162,8 +161,10 @@ MutationLedger::Outcome MutationLedger::Presented(const LedgerRecord& row,
   if (row.fingerprint != fingerprint) {
     // Checked before replay: a reused key must never hand back another intent's result.
     out.status = Status::kMismatch;
-    out.error = "idempotency key '" + row.key + "' was already used with different arguments "
-                "for tool '" + row.tool + "'";
+    out.error = "idempotency key '" + row.key +
+                "' was already used with different arguments "
+                "for tool '" +
+                row.tool + "'";
   } else {
     switch (row.state) {
       case LedgerState::kCommitted:
@@ -210,8 +211,7 @@ MutationLedger::Outcome MutationLedger::Presented(const LedgerRecord& row,
 
 MutationLedger::Outcome MutationLedger::RunInDatabase(
     const std::string& tool, const std::string& key, const std::string& fingerprint,
-    std::chrono::milliseconds wait_budget,
-    const std::function<EffectOutcome(Database&)>& effect) {
+    std::chrono::milliseconds wait_budget, const std::function<EffectOutcome(Database&)>& effect) {
   if (fingerprint.empty()) return Failure(Status::kError, "ledger: empty fingerprint");
   const int64_t now = NowMs();
   try {
@@ -307,7 +307,8 @@ MutationLedger::Outcome MutationLedger::Claim(const std::string& tool, const std
   }
 }
 
-bool MutationLedger::WriteOwnRow(std::string_view sql, const std::function<void(Statement&)>& bind) {
+bool MutationLedger::WriteOwnRow(std::string_view sql,
+                                 const std::function<void(Statement&)>& bind) {
   try {
     const auto writer = LockWriter(kOutcomeWait);
     db_.SetBusyTimeout(kOutcomeWait);

@@ -35,7 +35,9 @@
 //  - updated_ms is when the state last changed; terminal rows expire at updated_ms + ttl.
 //  - Complete() and Release() also accept our own needs_reconciliation row: that is how a
 //    reconciliation by key records what it found out (happened / surely did not happen).
-//  - Complete/Release/MarkNeedsReconciliation/ReapExpired wait up to 5 s for the write lock.
+//  - Complete/Release/MarkNeedsReconciliation/ReapExpired wait up to 5 s for the write lock;
+//    if SQLite still fails they return false (0) and the row stays as it was, so an
+//    unrecorded outcome surfaces as needs_reconciliation once the lease expires.
 #pragma once
 
 #include <chrono>

@@ -91,8 +91,7 @@ MigrateStatus Migrate(Database& db, std::string* error) {
         return MigrateStatus::kError;
       }
       // user_version lives in the file header, so it commits (or rolls back) with the step.
-      if (std::string e = db.Exec("PRAGMA user_version = " + std::to_string(version));
-          !e.empty()) {
+      if (std::string e = db.Exec("PRAGMA user_version = " + std::to_string(version)); !e.empty()) {
         *error = "migration " + std::to_string(version) + ": " + e;
         return MigrateStatus::kError;
       }

@@ -1,15 +1,15 @@
 // Unit tests for ledger/database.h: one SQLite connection opened for durable state.
 #include "ledger/database.h"
 
-#include <catch2/catch.hpp>
-
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include "fakes/temp_dir.h"
 
 using keel::Database;
 
-TEST_CASE("an opened file database uses WAL, synchronous FULL and foreign keys") {
+TEST_CASE("an opened file database uses WAL, synchronous FULL and foreign keys", "[ledger]") {
   keel::TempDir dir;
   std::string error;
   auto db = Database::Open(dir.File("ledger.db"), &error);
@@ -21,7 +21,7 @@ TEST_CASE("an opened file database uses WAL, synchronous FULL and foreign keys")
   CHECK(db->Pragma("busy_timeout") != "0");
 }
 
-TEST_CASE("foreign keys are enforced on an opened database") {
+TEST_CASE("foreign keys are enforced on an opened database", "[ledger]") {
   keel::TempDir dir;
   std::string error;
   auto db = Database::Open(dir.File("fk.db"), &error);
@@ -32,7 +32,7 @@ TEST_CASE("foreign keys are enforced on an opened database") {
   CHECK_THAT(db->Exec("INSERT INTO child VALUES (2)"), Catch::Contains("FOREIGN KEY"));
 }
 
-TEST_CASE("Exec returns an empty string on success and the SQLite error for bad SQL") {
+TEST_CASE("Exec returns an empty string on success and the SQLite error for bad SQL", "[ledger]") {
   keel::TempDir dir;
   std::string error;
   auto db = Database::Open(dir.File("exec.db"), &error);
@@ -45,7 +45,7 @@ TEST_CASE("Exec returns an empty string on success and the SQLite error for bad 
   CHECK(db->Pragma("no_such_pragma_returns_nothing") == "");
 }
 
-TEST_CASE("a table written survives closing and reopening the database") {
+TEST_CASE("a table written survives closing and reopening the database", "[ledger]") {
   keel::TempDir dir;
   const std::string path = dir.File("durable.db");
   std::string error;
@@ -63,7 +63,8 @@ TEST_CASE("a table written survives closing and reopening the database") {
   CHECK(db->Pragma("journal_mode") == "wal");
 }
 
-TEST_CASE("opening a path in a directory that does not exist fails with a readable error") {
+TEST_CASE("opening a path in a directory that does not exist fails with a readable error",
+          "[ledger]") {
   keel::TempDir dir;
   std::string error;
   auto db = Database::Open(dir.File("no/such/dir/ledger.db"), &error);
@@ -72,7 +73,7 @@ TEST_CASE("opening a path in a directory that does not exist fails with a readab
   CHECK_THAT(error, Catch::Contains("unable to open"));
 }
 
-TEST_CASE("an in-memory database opens with journal mode memory") {
+TEST_CASE("an in-memory database opens with journal mode memory", "[ledger]") {
   std::string error;
   auto db = Database::Open(":memory:", &error);
   REQUIRE(db != nullptr);

@@ -1,0 +1,88 @@
+// Unit tests for ledger/schema.h: versioned migrations through PRAGMA user_version.
+#include "ledger/schema.h"
+
+#include <memory>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "fakes/temp_dir.h"
+#include "ledger/database.h"
+
+using keel::Database;
+using keel::Migrate;
+using keel::MigrateStatus;
+
+namespace {
+
+std::unique_ptr<Database> OpenFresh(const keel::TempDir& dir) {
+  std::string error;
+  auto db = Database::Open(dir.File("schema.db"), &error);
+  REQUIRE(db != nullptr);
+  return db;
+}
+
+int64_t CountTables(Database& db) {
+  keel::Statement count = db.Prepare("SELECT count(*) FROM sqlite_schema WHERE type = 'table'");
+  REQUIRE(count.Step());
+  return count.Int64(0);
+}
+
+}  // namespace
+
+TEST_CASE("migrating a fresh file creates the ledger and demo tables at the current version",
+          "[ledger]") {
+  keel::TempDir dir;
+  auto db = OpenFresh(dir);
+  std::string error;
+  REQUIRE(Migrate(*db, &error) == MigrateStatus::kOk);
+  CHECK(error.empty());
+  CHECK(db->Pragma("user_version") == std::to_string(keel::SchemaVersion()));
+  CHECK(keel::SchemaVersion() == 1);
+  for (const char* table : {"ledger", "accounts", "charges", "inventory", "reservations"}) {
+    CAPTURE(table);
+    CHECK(db->Exec(std::string("SELECT * FROM ") + table) == "");
+  }
+  CHECK(db->Exec("INSERT INTO ledger(tool, key, fingerprint, state, owner, created_ms, "
+                 "updated_ms) VALUES('t', 'k', 'f', 'in_progress', 'o', 1, 1)") == "");
+  CHECK_THAT(db->Exec("INSERT INTO ledger(tool, key, fingerprint, state, owner, created_ms, "
+                      "updated_ms) VALUES('t', 'k2', 'f', 'done', 'o', 1, 1)"),
+             Catch::Contains("CHECK"));
+}
+
+TEST_CASE("migrating twice is a no-op and keeps the data", "[ledger]") {
+  keel::TempDir dir;
+  auto db = OpenFresh(dir);
+  std::string error;
+  REQUIRE(Migrate(*db, &error) == MigrateStatus::kOk);
+  REQUIRE(db->Exec("INSERT INTO accounts VALUES('acct-1', 1000)") == "");
+  const int64_t tables = CountTables(*db);
+  REQUIRE(Migrate(*db, &error) == MigrateStatus::kOk);
+  CHECK(CountTables(*db) == tables);
+  keel::Statement balance = db->Prepare("SELECT balance_cents FROM accounts");
+  REQUIRE(balance.Step());
+  CHECK(balance.Int64(0) == 1000);
+}
+
+TEST_CASE("a file from a newer keel is refused and left untouched", "[ledger]") {
+  keel::TempDir dir;
+  auto db = OpenFresh(dir);
+  REQUIRE(db->Exec("PRAGMA user_version = 99") == "");
+  std::string error;
+  CHECK(Migrate(*db, &error) == MigrateStatus::kNewerThanBinary);
+  CHECK_THAT(error, Catch::Contains("99"));
+  CHECK(db->Pragma("user_version") == "99");
+  CHECK(CountTables(*db) == 0);
+}
+
+TEST_CASE("a failing migration step rolls back whole and reports the step", "[ledger]") {
+  keel::TempDir dir;
+  auto db = OpenFresh(dir);
+  // A table the first step also creates makes it fail halfway.
+  REQUIRE(db->Exec("CREATE TABLE reservations(x INTEGER)") == "");
+  std::string error;
+  CHECK(Migrate(*db, &error) == MigrateStatus::kError);
+  CHECK_THAT(error, Catch::Contains("migration 1"));
+  CHECK(db->Pragma("user_version") == "0");
+  CHECK(CountTables(*db) == 1);  // the ledger table created earlier in the step is gone
+}
