@@ -52,7 +52,10 @@ TEST_CASE("IDEM-3 two connections racing one key run the effect once and agree o
     const auto row = first.Lookup("charge", key);
     REQUIRE(row.has_value());
     CHECK(row->executions == 1);
-    CHECK(row->attempts == 2);
+    // The loser counts only if it reached the write lock before the winner committed;
+    // otherwise its replay was a plain read.
+    CHECK(row->attempts >= 1);
+    CHECK(row->attempts <= 2);
   }
   CHECK(keel::CountCharges(*first_db) == kRounds);
 }
