@@ -163,6 +163,26 @@ int RunKeel(int argc, char** argv) {
   session->set_on_stop_reading([&] { transport.StopReading(); });
   session->set_on_finished([&] { loop.Stop(); });
 
+  // Finished keys past --idempotency-ttl are forgotten: once now, then every 10 minutes,
+  // on a worker (a write transaction must never block the loop).
+  auto reap = [ledger] {
+    try {
+      if (const size_t n = ledger->Ledger().ReapExpired(); n > 0) {
+        spdlog::info("ledger: forgot {} expired key(s)", n);
+      }
+    } catch (const std::exception& e) {
+      spdlog::warn("ledger: reaping expired keys failed: {}", e.what());
+    }
+  };
+  reap();
+  std::function<void()> schedule_reap = [&] {
+    loop.AddTimer(clock.Now() + keel::Millis(10 * 60 * 1000), [&] {
+      pool.Submit(reap);
+      schedule_reap();
+    });
+  };
+  schedule_reap();
+
   int signals_seen = 0;
   loop.Watch(signal_pipe[0], POLLIN, [&](short) {
     char byte;
