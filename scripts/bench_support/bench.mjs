@@ -32,6 +32,7 @@ const repo = resolve(here, '..', '..');
 const USAGE = `usage: scripts/bench [--calls N] [--warmup N] [--inflight 1,16] [--servers keel,sdk,floor]
                     [--keel PATH] [--json]
        scripts/bench --cancel ... | --flood ...   (request coordinator benches; scripts/bench --cancel --help)
+       scripts/bench --ledger ...   (exactly-once mutations vs SQLite's commit rate; scripts/bench --ledger --help)
   --calls N       measured echo calls per (server, in-flight) run (default 20000)
   --warmup N      warm-up calls before measuring (default 1000)
   --inflight L    comma-separated in-flight counts (default 1,16)
@@ -407,6 +408,10 @@ function report(results, opts, background) {
 
 async function main() {
   const argv = process.argv.slice(2);
+  if (argv.includes('--ledger')) {
+    const { main: ledgerMain } = await import('./ledger_bench.mjs');
+    return ledgerMain(argv);
+  }
   if (argv.includes('--cancel') || argv.includes('--flood')) {
     const { main: coordinatorMain } = await import('./coordinator_bench.mjs');
     return coordinatorMain(argv);

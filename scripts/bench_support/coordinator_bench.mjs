@@ -72,12 +72,12 @@ export const USAGE = `usage: scripts/bench --cancel [--iterations N] [--cancel-w
   --json             print the results as JSON on stdout instead of the summary
 Progress goes to stderr. Exit 0 unless keel fails to run.`;
 
-const log = (msg) => process.stderr.write(`bench: ${msg}\n`);
-function die(msg, code = 2) {
+export const log = (msg) => process.stderr.write(`bench: ${msg}\n`);
+export function die(msg, code = 2) {
   process.stderr.write(`bench: ${msg}\n`);
   process.exit(code);
 }
-class ServerFailed extends Error {}
+export class ServerFailed extends Error {}
 
 function parseArgs(argv) {
   const o = {
@@ -135,7 +135,7 @@ function parseArgs(argv) {
 }
 
 // keel's defaults as its --help prints them ("--max-inflight UINT:INT in [1 - 1048576]=256").
-function keelDefaults(bin) {
+export function keelDefaults(bin) {
   const help = execFileSync(bin, ['--help'], { env: cleanEnv() }).toString();
   const get = (flag) => {
     const m = new RegExp(`${flag} [^\\n]*?=(\\d+)`).exec(help);
@@ -145,13 +145,13 @@ function keelDefaults(bin) {
 }
 
 // The environment without KEEL_* settings, so the flags printed are the ones keel uses.
-function cleanEnv() {
+export function cleanEnv() {
   const env = { ...process.env };
   for (const k of Object.keys(env)) if (k.startsWith('KEEL_')) delete env[k];
   return env;
 }
 
-function procStatusKB(pid) {
+export function procStatusKB(pid) {
   const s = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (key) => {
     const m = new RegExp(`${key}:\\s+(\\d+) kB`).exec(s);
@@ -167,7 +167,7 @@ const INIT_REQ = JSON.stringify({
 const INITIALIZED = '{"jsonrpc":"2.0","method":"notifications/initialized"}\n';
 
 // A keel process with line splitting on stdout. `onLine` may be replaced at any time.
-function startKeel(bin, args) {
+export function startKeel(bin, args) {
   const cwd = mkdtempSync(join(tmpdir(), 'keel-bench-'));
   const child = spawn(bin, args, { cwd, env: { ...cleanEnv(), KEEL_DB: join(cwd, 'keel.db') }, stdio: ['pipe', 'pipe', 'pipe'] });
   const k = {
@@ -238,7 +238,7 @@ function startKeel(bin, args) {
 
 // Resolves when `pred()` holds; `kick` is called by the line handler after each line.
 // Fails on a keel failure or when `stallMs` pass without `progress()` changing.
-function waitUntil(k, pred, progress, what, stallMs = 15000) {
+export function waitUntil(k, pred, progress, what, stallMs = 15000) {
   return new Promise((res, rej) => {
     let last = progress();
     const timer = setInterval(() => {
@@ -259,7 +259,7 @@ function waitUntil(k, pred, progress, what, stallMs = 15000) {
   });
 }
 
-async function initialize(k) {
+export async function initialize(k) {
   let init = null;
   k.onLine = (line) => {
     const m = JSON.parse(line);
@@ -272,19 +272,19 @@ async function initialize(k) {
 }
 
 const ns2ms = (ns) => Number(ns) / 1e6;
-function pct(sorted, p) {
+export function pct(sorted, p) {
   if (!sorted.length) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
 }
-function summary(values) {
+export function summary(values) {
   const s = Float64Array.from(values).sort();
   return { p50: pct(s, 50), p90: pct(s, 90), p99: pct(s, 99), max: s[s.length - 1], min: s[0], n: s.length };
 }
-function fmt(n, d = 0) {
+export function fmt(n, d = 0) {
   return Number.isFinite(n) ? n.toFixed(d) : 'n/a';
 }
 
-function backgroundLines(bg) {
+export function backgroundLines(bg) {
   const lines = [`Background CPU use without the bench: ${fmt(bg.before_cores, 2)} cores before, ${fmt(bg.after_cores, 2)} after` +
     ` (loadavg ${bg.loadavg.split(' ').slice(0, 3).join(' ')}).`];
   if (!(Math.max(bg.before_cores, bg.after_cores) < 0.2)) {
@@ -293,7 +293,7 @@ function backgroundLines(bg) {
   return lines;
 }
 
-function goalLines(goals) {
+export function goalLines(goals) {
   const lines = ['goals (information only; the bench asserts nothing):'];
   const gw = Math.max(...goals.map((g) => g.goal.length));
   for (const g of goals) lines.push(`  ${g.pass ? 'PASS' : 'MISS'}  ${g.goal.padEnd(gw)}  ${g.value}`);
