@@ -209,9 +209,10 @@ MutationLedger::Outcome MutationLedger::Presented(const LedgerRecord& row,
   return out;
 }
 
-MutationLedger::Outcome MutationLedger::RunInDatabase(
+MutationLedger::Outcome MutationLedger::WithNewKey(
     const std::string& tool, const std::string& key, const std::string& fingerprint,
-    std::chrono::milliseconds wait_budget, const std::function<EffectOutcome(Database&)>& effect) {
+    std::chrono::milliseconds wait_budget,
+    const std::function<Outcome(WriteTransaction&, int64_t now)>& claim) {
   if (fingerprint.empty()) return Failure(Status::kError, "ledger: empty fingerprint");
   const int64_t now = NowMs();
   try {
@@ -226,7 +227,16 @@ MutationLedger::Outcome MutationLedger::RunInDatabase(
       txn.Commit();
       return out;
     }
+    return claim(txn, now);
+  } catch (const SqliteError& e) {
+    return FromSqlite(e);
+  }
+}
 
+MutationLedger::Outcome MutationLedger::RunInDatabase(
+    const std::string& tool, const std::string& key, const std::string& fingerprint,
+    std::chrono::milliseconds wait_budget, const std::function<EffectOutcome(Database&)>& effect) {
+  return WithNewKey(tool, key, fingerprint, wait_budget, [&](WriteTransaction& txn, int64_t now) {
     EffectOutcome done;
     try {
       done = effect(db_);
@@ -265,28 +275,13 @@ MutationLedger::Outcome MutationLedger::RunInDatabase(
     out.status = Status::kExecuted;
     out.result = out.record.result;  // as stored, so it equals every later replay
     return out;
-  } catch (const SqliteError& e) {
-    return FromSqlite(e);
-  }
+  });
 }
 
 MutationLedger::Outcome MutationLedger::Claim(const std::string& tool, const std::string& key,
                                               const std::string& fingerprint,
                                               std::chrono::milliseconds wait_budget) {
-  if (fingerprint.empty()) return Failure(Status::kError, "ledger: empty fingerprint");
-  const int64_t now = NowMs();
-  try {
-    if (std::optional<Outcome> finished = AnswerFinished(tool, key, fingerprint)) {
-      return *std::move(finished);
-    }
-    const auto writer = LockWriter(wait_budget);
-    db_.SetBusyTimeout(wait_budget);
-    WriteTransaction txn(db_);
-    if (std::optional<LedgerRecord> row = ReadRow(db_, tool, key)) {
-      Outcome out = Presented(*row, fingerprint, now);
-      txn.Commit();
-      return out;
-    }
+  return WithNewKey(tool, key, fingerprint, wait_budget, [&](WriteTransaction& txn, int64_t now) {
     LedgerRecord record;
     record.tool = tool;
     record.key = key;
@@ -302,9 +297,7 @@ MutationLedger::Outcome MutationLedger::Claim(const std::string& tool, const std
     txn.Commit();
     out.status = Status::kExecuted;
     return out;
-  } catch (const SqliteError& e) {
-    return FromSqlite(e);
-  }
+  });
 }
 
 bool MutationLedger::WriteOwnRow(std::string_view sql,

@@ -154,6 +154,12 @@ class MutationLedger {
   Outcome Presented(const LedgerRecord& row, const std::string& fingerprint, int64_t now);
   // A committed or failed row answers at once from a plain read (no write transaction):
   // its replay, or a mismatch. Null when the key is absent or not finished.
+  // The path every new claim takes: a finished key is answered from a read; otherwise,
+  // under the writer lock and one BEGIN IMMEDIATE transaction, an existing row is
+  // Presented() and a missing one is handed to `claim`, which must commit `txn` itself.
+  Outcome WithNewKey(const std::string& tool, const std::string& key,
+                     const std::string& fingerprint, std::chrono::milliseconds wait_budget,
+                     const std::function<Outcome(WriteTransaction&, int64_t now)>& claim);
   std::unique_lock<std::timed_mutex> LockWriter(std::chrono::milliseconds budget);
   std::optional<Outcome> AnswerFinished(const std::string& tool, const std::string& key,
                                         const std::string& fingerprint);
