@@ -125,14 +125,14 @@ int64_t MutationLedger::NowMs() const {
       .count();
 }
 
-std::unique_lock<std::timed_mutex> MutationLedger::LockWriter(std::chrono::milliseconds budget) {
-  if (options_.writer == nullptr) return {};
-  std::unique_lock<std::timed_mutex> lock(*options_.writer, std::defer_lock);
+WriterGate::Hold MutationLedger::LockWriter(std::chrono::milliseconds budget) {
+  WriterGate::Hold hold;
+  if (options_.writer == nullptr) return hold;
   // Clamped: "no deadline" arrives as a huge budget, which must not overflow the clock.
-  if (!lock.try_lock_for(std::min(budget, std::chrono::milliseconds(3600 * 1000)))) {
+  if (!options_.writer->Enter(std::min(budget, std::chrono::milliseconds(3600 * 1000)), &hold)) {
     throw SqliteError(SQLITE_BUSY, "another writer of this process held the ledger");
   }
-  return lock;
+  return hold;
 }
 
 std::optional<MutationLedger::Outcome> MutationLedger::AnswerFinished(

@@ -43,7 +43,6 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,6 +50,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ledger/database.h"
+#include "ledger/writer_gate.h"
 
 namespace keel {
 
@@ -95,9 +95,8 @@ class MutationLedger {
     int64_t lease_ms = 60000;                  // a remote claim is live this long
     std::function<int64_t()> now_ms;           // wall clock; null = system_clock
     // Shared by the ledgers of one process: writers queue on it (up to their wait budget)
-    // before BEGIN IMMEDIATE, instead of in SQLite's busy handler, which sleeps in steps
-    // of milliseconds. Other processes still meet at SQLite's lock. Null: none.
-    std::timed_mutex* writer = nullptr;
+    // before BEGIN IMMEDIATE (see WriterGate). Null: none.
+    WriterGate* writer = nullptr;
   };
 
   enum class Status {
@@ -160,7 +159,8 @@ class MutationLedger {
   Outcome WithNewKey(const std::string& tool, const std::string& key,
                      const std::string& fingerprint, std::chrono::milliseconds wait_budget,
                      const std::function<Outcome(WriteTransaction&, int64_t now)>& claim);
-  std::unique_lock<std::timed_mutex> LockWriter(std::chrono::milliseconds budget);
+  // Enters the writer gate within `budget`; throws SqliteError(SQLITE_BUSY) if it cannot.
+  WriterGate::Hold LockWriter(std::chrono::milliseconds budget);
   std::optional<Outcome> AnswerFinished(const std::string& tool, const std::string& key,
                                         const std::string& fingerprint);
   // One write transaction running `sql`; true when exactly one row changed.

@@ -176,7 +176,11 @@ Json LedgerService::RunKeyed(const std::string& tool, const std::string& key,
 Json LedgerService::RunUnkeyed(const std::function<EffectOutcome(Database&)>& effect) {
   Database& db = Db();
   try {
-    std::lock_guard<std::timed_mutex> writer(writer_);
+    WriterGate::Hold writer;
+    if (!writer_.Enter(std::chrono::milliseconds(5000), &writer)) {
+      return ErrorResult("The ledger was busy with another writer; nothing was executed.",
+                         Json{{"type", "ledger_busy"}, {"retry_after_ms", 100}});
+    }
     WriteTransaction transaction(db);
     EffectOutcome outcome = effect(db);
     if (outcome.transient) return outcome.result;  // rolled back by the destructor

@@ -24,6 +24,7 @@
 
 #include "ledger/database.h"
 #include "ledger/mutation_ledger.h"
+#include "ledger/writer_gate.h"
 
 namespace keel {
 
@@ -68,7 +69,7 @@ class LedgerService {
   MutationLedger::Options LedgerOptions();
 
   Options options_;
-  std::timed_mutex writer_;  // this process's ledger writers queue here (see MutationLedger)
+  WriterGate writer_;  // this process's ledger writers queue here
   std::mutex mu_;
   std::unordered_map<std::thread::id, std::unique_ptr<PerThread>> threads_;  // guarded by mu_
 };
