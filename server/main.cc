@@ -92,22 +92,20 @@ int RunKeel(int argc, char** argv) {
   // The durable state is opened before serving: a database keel cannot use is a clear
   // start-up error (73 cannot create, 78 written by a newer keel), never a failing call.
   std::string db_error;
-  std::string db_path = flags.db_path.empty() ? keel::DefaultDatabasePath(&db_error) : flags.db_path;
+  const std::string db_path =
+      flags.db_path.empty() ? keel::DefaultDatabasePath(&db_error) : flags.db_path;
+  int exit_code = kExitCantCreate;
   std::shared_ptr<keel::LedgerService> ledger;
   if (!db_path.empty()) {
-    int exit_code = kExitCantCreate;
     keel::LedgerService::Options ledger_options;
     ledger_options.path = db_path;
     ledger_options.ttl_ms = flags.idempotency_ttl_ms;
     ledger_options.owner = "keel-" + std::to_string(getpid()) + "-" + CorrelationPrefix();
     ledger = keel::LedgerService::Open(ledger_options, &db_error, &exit_code);
-    if (!ledger) {
-      std::cerr << "keel: " << db_error << "\n";
-      return exit_code;
-    }
-  } else {
+  }
+  if (!ledger) {
     std::cerr << "keel: " << db_error << "\n";
-    return kExitCantCreate;
+    return exit_code;
   }
 
   keel::ToolRegistry registry;
