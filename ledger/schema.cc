@@ -56,6 +56,42 @@ CREATE TABLE reservations(
   created_ms INTEGER NOT NULL
 );
 )sql",
+      // 2: durable MCP tasks (TaskStore).
+      R"sql(
+CREATE TABLE tasks(
+  -- AUTOINCREMENT: a seq is never reused after its row is deleted, so list cursors
+  -- (after_seq) stay valid across sweeps.
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  task_id TEXT NOT NULL UNIQUE,
+  tool TEXT NOT NULL,
+  status TEXT NOT NULL
+    CHECK(status IN ('working', 'input_required', 'completed', 'failed', 'cancelled')),
+  status_message TEXT NOT NULL DEFAULT '',
+  created_ms INTEGER NOT NULL,
+  updated_ms INTEGER NOT NULL,
+  ttl_ms INTEGER,      -- NULL: unlimited
+  expires_ms INTEGER,  -- created_ms + ttl_ms; NULL: never
+  poll_interval_ms INTEGER NOT NULL,
+  request TEXT NOT NULL,
+  idempotency_key TEXT,
+  fingerprint TEXT,
+  result TEXT,
+  error TEXT,
+  cancel_phase TEXT NOT NULL DEFAULT 'none'
+    CHECK(cancel_phase IN ('none', 'requested', 'observed', 'finished_after_cancel')),
+  late_outcome TEXT,
+  owner TEXT NOT NULL,
+  owner_pid INTEGER NOT NULL,
+  lease_until_ms INTEGER NOT NULL
+);
+-- At most one task per (tool, key); keyless tasks are unconstrained.
+CREATE UNIQUE INDEX tasks_by_key ON tasks(tool, idempotency_key)
+  WHERE idempotency_key IS NOT NULL;
+-- The sweeper and list() skip or delete by expiry; unlimited tasks never match.
+CREATE INDEX tasks_by_expiry ON tasks(expires_ms) WHERE expires_ms IS NOT NULL;
+-- Lease renewal and orphan recovery read only the unfinished tasks.
+CREATE INDEX tasks_unfinished ON tasks(owner) WHERE status IN ('working', 'input_required');
+)sql",
   };
   return steps;
 }

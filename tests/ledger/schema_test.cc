@@ -30,7 +30,7 @@ int64_t CountTables(Database& db) {
 
 }  // namespace
 
-TEST_CASE("migrating a fresh file creates the ledger and demo tables at the current version",
+TEST_CASE("migrating a fresh file creates the ledger, demo and task tables at the current version",
           "[ledger]") {
   keel::TempDir dir;
   auto db = OpenFresh(dir);
@@ -38,8 +38,9 @@ TEST_CASE("migrating a fresh file creates the ledger and demo tables at the curr
   REQUIRE(Migrate(*db, &error) == MigrateStatus::kOk);
   CHECK(error.empty());
   CHECK(db->Pragma("user_version") == std::to_string(keel::SchemaVersion()));
-  CHECK(keel::SchemaVersion() == 1);
-  for (const char* table : {"ledger", "accounts", "charges", "inventory", "reservations"}) {
+  CHECK(keel::SchemaVersion() == 2);
+  for (const char* table :
+       {"ledger", "accounts", "charges", "inventory", "reservations", "tasks"}) {
     CAPTURE(table);
     CHECK(db->Exec(std::string("SELECT * FROM ") + table) == "");
   }
@@ -85,4 +86,20 @@ TEST_CASE("a failing migration step rolls back whole and reports the step", "[le
   CHECK_THAT(error, Catch::Contains("migration 1"));
   CHECK(db->Pragma("user_version") == "0");
   CHECK(CountTables(*db) == 1);  // the ledger table created earlier in the step is gone
+}
+
+TEST_CASE("a version 1 file gains the tasks table and keeps its data", "[ledger]") {
+  keel::TempDir dir;
+  auto db = OpenFresh(dir);
+  std::string error;
+  REQUIRE(Migrate(*db, &error) == MigrateStatus::kOk);
+  // Back to what a version 1 keel left: no tasks table, user_version 1.
+  REQUIRE(db->Exec("DROP TABLE tasks; PRAGMA user_version = 1;") == "");
+  REQUIRE(db->Exec("INSERT INTO accounts VALUES('acct-1', 1000)") == "");
+  REQUIRE(Migrate(*db, &error) == MigrateStatus::kOk);
+  CHECK(db->Pragma("user_version") == "2");
+  CHECK(db->Exec("SELECT * FROM tasks") == "");
+  keel::Statement balance = db->Prepare("SELECT balance_cents FROM accounts");
+  REQUIRE(balance.Step());
+  CHECK(balance.Int64(0) == 1000);
 }
