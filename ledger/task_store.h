@@ -89,7 +89,9 @@ class TaskStore {
     TaskRecord task;  // kCreated: the new row (seq set); kExisting/kKeyMismatch: the old one
   };
   // Inserts `task` (status working; seq ignored) in one transaction, after the
-  // idempotency check of invariant 3. Returns once the row is committed.
+  // idempotency check of invariant 3. Returns once the row is committed. The row keeps the
+  // task's own times; `now_ms` only decides whether a row under the key has expired. A new
+  // task has no outcome yet: cancel phase none, result, error and late_outcome null.
   Created Create(const TaskRecord& task, int64_t now_ms);
 
   // The row, expired or not; nullopt when there is none.
@@ -110,7 +112,9 @@ class TaskStore {
   // Moves a non-terminal task to cancelled, phase requested, with `message`. False when
   // terminal already or gone.
   bool Cancel(std::string_view task_id, std::string_view message, int64_t now_ms);
-  // Invariant 2. False unless the row is cancelled.
+  // Invariant 2. False unless the row is cancelled and its phase is still requested (the
+  // work ends once). `phase` is observed or finished_after_cancel; `late_outcome` is stored
+  // for finished_after_cancel only.
   bool RecordAfterCancel(std::string_view task_id, CancelPhase phase, std::string_view message,
                          const Json& late_outcome, int64_t now_ms);
 
