@@ -22,6 +22,9 @@ then the defaults shown. Durations are integers in milliseconds.
 stdout carries MCP JSON-RPC only; logs go to stderr or --log-file.
 On stdin EOF (or SIGTERM/SIGINT) keel stops reading, lets in-flight calls finish within
 --shutdown-grace, ends the rest with an error, and exits 0.
+Durable tasks (tools/call with params.task, MCP 2025-11-25) live in the --db file: they
+outlive the connection; a task still running when keel exits is recovered by the next
+keel on that file (completed from the tool's ledger when it can tell, else failed).
 Exit codes: 0 ok, 64 bad usage, 66 config file missing, 70 internal error,
 73 cannot create a file, 78 bad configuration.)";
 
@@ -117,7 +120,19 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
                  "Milliseconds a finished keyed mutation is remembered; a retry within it "
                  "replays the result, after it the key is forgotten")
       ->envname("KEEL_IDEMPOTENCY_TTL")->check(CLI::Range(1000LL, 365LL * 24 * 3600 * 1000));
-  app.add_option("--page-size", o.page_size, "Tools per tools/list page")
+  app.add_option("--max-tasks", o.max_tasks,
+                 "Most durable tasks (tools/call with params.task) live at once in this "
+                 "process; beyond it task creation gets a 'too many tasks' error")
+      ->envname("KEEL_MAX_TASKS")->check(CLI::Range(1, 100000));
+  app.add_option("--task-max-ttl", o.task_max_ttl_ms,
+                 "Longest ttl a task gets, in milliseconds from its creation (a task asking "
+                 "for none gets this one); its record and result are deleted after it and "
+                 "its work may not run longer (0 = unlimited: ttl null)")
+      ->envname("KEEL_TASK_MAX_TTL")->check(CLI::Range(0LL, 365LL * 24 * 3600 * 1000));
+  app.add_option("--task-poll-interval", o.task_poll_interval_ms,
+                 "pollInterval keel suggests to clients polling a task, in milliseconds")
+      ->envname("KEEL_TASK_POLL_INTERVAL")->check(CLI::Range(10LL, 3600000LL));
+  app.add_option("--page-size", o.page_size, "Tools (and tasks) per tools/list (tasks/list) page")
       ->envname("KEEL_PAGE_SIZE")->check(CLI::Range(1, 10000));
   app.add_option("--log-level", o.log_level, "Process log level (stderr or --log-file)")
       ->envname("KEEL_LOG_LEVEL")
@@ -125,7 +140,8 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
   app.add_option("--log-file", o.log_file, "Append process logs to this file instead of stderr")
       ->envname("KEEL_LOG_FILE");
   app.add_flag("--test-tools", o.test_tools,
-               "Also serve the test tools sleep, progress, latch_wait, latch_release, fail")
+               "Also serve the test tools sleep, task_sleep, progress, latch_wait, "
+               "latch_release, fail")
       ->envname("KEEL_TEST_TOOLS");
 
   try {

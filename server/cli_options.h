@@ -31,6 +31,10 @@ struct CliOptions {
   // The durable state (ledger, demo backends). Empty: DefaultDatabasePath().
   std::string db_path;
   long long idempotency_ttl_ms = 24LL * 3600 * 1000;
+  // Durable tasks (MCP 2025-11-25 tasks/*).
+  size_t max_tasks = 64;
+  long long task_max_ttl_ms = 24LL * 3600 * 1000;  // 0: unlimited
+  long long task_poll_interval_ms = 1000;
   bool test_tools = false;
 };
 

@@ -19,6 +19,8 @@
 #include "server/process_log.h"
 #include "server/session.h"
 #include "server/stdio_transport.h"
+#include "server/task_recovery.h"
+#include "server/task_store_thread.h"
 #include "server/tool_registry.h"
 #include "server/tools/echo_tool.h"
 #include "server/tools/ledger_tools.h"
@@ -96,11 +98,12 @@ int RunKeel(int argc, char** argv) {
       flags.db_path.empty() ? keel::DefaultDatabasePath(&db_error) : flags.db_path;
   int exit_code = kExitCantCreate;
   std::shared_ptr<keel::LedgerService> ledger;
+  const std::string owner = "keel-" + std::to_string(getpid()) + "-" + CorrelationPrefix();
   if (!db_path.empty()) {
     keel::LedgerService::Options ledger_options;
     ledger_options.path = db_path;
     ledger_options.ttl_ms = flags.idempotency_ttl_ms;
-    ledger_options.owner = "keel-" + std::to_string(getpid()) + "-" + CorrelationPrefix();
+    ledger_options.owner = owner;
     ledger = keel::LedgerService::Open(ledger_options, &db_error, &exit_code);
   }
   if (!ledger) {
@@ -128,6 +131,13 @@ int RunKeel(int argc, char** argv) {
 
   keel::SteadyClock clock;
   keel::EventLoop loop(clock);
+  // Durable tasks are read and written on their own thread (declared after the loop it
+  // posts answers to, so it is drained and joined before the loop goes away).
+  std::unique_ptr<keel::TaskStoreThread> task_store = keel::TaskStoreThread::Start(db_path, &db_error);
+  if (!task_store) {
+    std::cerr << "keel: cannot open " << db_path << " for tasks: " << db_error << "\n";
+    return kExitCantCreate;
+  }
   // Replacement threads for slots held by tools that ignore cancellation: at most one per
   // admissible call.
   keel::WorkerPool pool(flags.workers, flags.max_inflight);
@@ -140,6 +150,12 @@ int RunKeel(int argc, char** argv) {
   session_options.correlation_prefix = CorrelationPrefix();
   session_options.max_line_bytes = flags.max_line_bytes;
   session_options.server_version = KEEL_VERSION;
+  session_options.tasks.max_tasks = flags.max_tasks;
+  session_options.tasks.max_ttl_ms = flags.task_max_ttl_ms;
+  session_options.tasks.poll_interval_ms = flags.task_poll_interval_ms;
+  session_options.tasks.page_size = flags.page_size;
+  session_options.tasks.owner = owner;
+  session_options.tasks.pid = getpid();
 
   keel::Session* session = nullptr;
   bool peer_gone = false;
@@ -156,8 +172,21 @@ int RunKeel(int argc, char** argv) {
              loop.Stop();
            },
        .on_progress_dropped = [&](uint64_t stream) { session->OnProgressDropped(stream); }});
-  keel::Session session_object(loop, transport, registry, pool, session_options);
+  keel::Session session_object(loop, transport, registry, pool, session_options, task_store.get());
   session = &session_object;
+  // Tasks a dead keel left working are settled before any request is read (the store
+  // thread runs jobs in order), then every minute with the sweep of expired tasks.
+  keel::RecoveryOptions recovery{owner, getpid(), nullptr};
+  session->tasks()->StartMaintenance([&registry, recovery](keel::TaskStore& store) {
+    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+    try {
+      keel::RecoverOrphanedTasks(store, registry, recovery, now);
+    } catch (const std::exception& e) {
+      spdlog::warn("tasks: recovering orphaned tasks failed: {}", e.what());
+    }
+  });
   session->set_on_stop_reading([&] { transport.StopReading(); });
   session->set_on_finished([&] { loop.Stop(); });
 
@@ -208,6 +237,7 @@ int RunKeel(int argc, char** argv) {
 
   // Exit path: hosts kill us 2 s after closing stdin, so every wait here is short.
   if (!peer_gone) transport.FlushBlocking(clock.Now() + keel::Millis(250));
+  task_store.reset();  // every decided task write reaches the file
   const bool idle = pool.WaitIdle(clock.Now() + keel::Millis(100));
   const auto& stats = session->coordinator().stats();
   spdlog::info("exiting; {} timeout(s), {} late result(s) and {} late progress dropped, {} "

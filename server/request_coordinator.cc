@@ -62,23 +62,51 @@ std::string RequestCoordinator::CorrelationId(uint64_t generation) const {
 
 RequestCoordinator::Admitted RequestCoordinator::Begin(const Json& id, std::string_view tool,
                                                        Json progress_token, CallLimits limits) {
-  const uint64_t generation = next_generation_++;
-  const TimePoint now = clock_.Now();
   Entry entry;
   entry.id = id;
   entry.id_key = IdKey(id);
   entry.tool = std::string(tool);
   entry.progress_token = std::move(progress_token);
-  entry.control = std::make_shared<CallControl>();
   entry.limits = limits;
+  return Admit(std::move(entry));
+}
+
+RequestCoordinator::Admitted RequestCoordinator::BeginTask(std::string_view tool,
+                                                           Json progress_token,
+                                                           Json progress_meta, CallLimits limits,
+                                                           SettleFn on_settle) {
+  Entry entry;
+  entry.tool = std::string(tool);
+  entry.progress_token = std::move(progress_token);
+  entry.progress_meta = std::move(progress_meta);
+  entry.on_settle = std::move(on_settle);
+  entry.limits = limits;
+  return Admit(std::move(entry));
+}
+
+RequestCoordinator::Admitted RequestCoordinator::Admit(Entry entry) {
+  const uint64_t generation = next_generation_++;
+  const TimePoint now = clock_.Now();
+  entry.control = std::make_shared<CallControl>();
   entry.accepted = now;
   entry.last_activity = now;
   Admitted admitted{generation, entry.control};
-  live_ids_[entry.id_key] = generation;
+  if (entry.on_settle) {
+    ++live_tasks_;
+  } else {
+    live_ids_[entry.id_key] = generation;
+  }
   const TimePoint deadline = DeadlineOf(entry);
   entries_.emplace(generation, std::move(entry));
   Schedule(deadline, generation, Due::kTimeout);
   return admitted;
+}
+
+bool RequestCoordinator::CancelTask(uint64_t generation) {
+  Entry* entry = Find(generation);
+  if (entry == nullptr || entry->settlement.settled() || !entry->on_settle) return false;
+  Settle(generation, CallState::kCancelled, "tasks/cancel");
+  return true;
 }
 
 RequestCoordinator::Entry* RequestCoordinator::Find(uint64_t generation) {
@@ -118,7 +146,7 @@ void RequestCoordinator::Complete(uint64_t generation, Json result, bool threw) 
     state = CallState::kFailed;
     reason = FailureReason(result);
   }
-  Settle(generation, state, std::move(reason), EncodeResult(entry->id, result));
+  Settle(generation, state, std::move(reason), std::move(result));
 }
 
 void RequestCoordinator::Progress(uint64_t generation, double progress,
@@ -140,6 +168,7 @@ void RequestCoordinator::Progress(uint64_t generation, double progress,
   Json params = {{"progressToken", entry->progress_token}, {"progress", JsonNumber(progress)}};
   if (total && !std::isnan(*total)) params["total"] = JsonNumber(*total);
   if (!message.empty()) params["message"] = std::move(message);
+  if (!entry->progress_meta.is_null()) params["_meta"] = entry->progress_meta;
   std::string line = EncodeNotification("notifications/progress", params);
   if (!entry->last_sent || now - *entry->last_sent >= options_.progress_interval) {
     SendProgressLine(*entry, generation, std::move(line), now);
@@ -168,20 +197,22 @@ bool RequestCoordinator::Cancel(const Json& request_id) {
     ++stats_.ignored_cancels;  // unknown, already settled, or not a tools/call
     return false;
   }
-  Settle(it->second, CallState::kCancelled, "notifications/cancelled", std::string());
+  Settle(it->second, CallState::kCancelled, "notifications/cancelled");
   return true;
 }
 
 size_t RequestCoordinator::ShutDownAll(int code, std::string_view message) {
-  std::vector<uint64_t> live;
-  live.reserve(live_ids_.size());
-  for (const auto& [key, generation] : live_ids_) live.push_back(generation);
-  std::sort(live.begin(), live.end());  // answer in the order the calls arrived
-  for (uint64_t generation : live) {
-    Settle(generation, CallState::kShutDown, "server shutting down",
-           EncodeError(entries_.at(generation).id, code, message));
+  std::vector<uint64_t> unsettled;
+  unsettled.reserve(live());
+  for (const auto& [generation, entry] : entries_) {
+    if (!entry.settlement.settled()) unsettled.push_back(generation);
   }
-  return live.size();
+  std::sort(unsettled.begin(), unsettled.end());  // answer in the order the calls arrived
+  for (uint64_t generation : unsettled) {
+    Settle(generation, CallState::kShutDown, "server shutting down", Json(),
+           Json{{"code", code}, {"message", std::string(message)}});
+  }
+  return unsettled.size();
 }
 
 void RequestCoordinator::MarkNeedsResync(uint64_t stream) {
@@ -194,16 +225,29 @@ void RequestCoordinator::MarkNeedsResync(uint64_t stream) {
 }
 
 void RequestCoordinator::Settle(uint64_t generation, CallState state, std::string reason,
-                                std::string response) {
+                                Json result, Json error) {
   Entry& entry = entries_.at(generation);
   last_settled_ = {state, reason};
   entry.settlement.Settle(state, std::move(reason));
-  if (!response.empty()) sink_.SendResponse(std::move(response));
   entry.held_back.reset();
   if (state == CallState::kCancelled && !entry.progress_token.is_null()) {
     sink_.DiscardProgress(generation);  // queued before the cancel: never written after it
   }
-  live_ids_.erase(entry.id_key);
+  if (entry.on_settle) {
+    --live_tasks_;
+    // Moved out first: the callback may start other work that rehashes entries_.
+    SettleFn on_settle = std::move(entry.on_settle);
+    entry.on_settle = [](CallState, Json, Json) {};  // still marks the entry as a task
+    on_settle(state, std::move(result), std::move(error));
+  } else {
+    if (!result.is_null()) {
+      sink_.SendResponse(EncodeResult(entry.id, result));
+    } else if (!error.is_null()) {
+      sink_.SendResponse(EncodeError(entry.id, error.at("code").get<int>(),
+                                     error.at("message").get_ref<const std::string&>()));
+    }
+    live_ids_.erase(entry.id_key);
+  }
 
   const bool worker_returned = state == CallState::kCompleted || state == CallState::kFailed;
   if (worker_returned) {
@@ -225,9 +269,10 @@ void RequestCoordinator::OnTimeout(Entry& entry, uint64_t generation, TimePoint 
   const long long elapsed_ms = ToMillis(now - entry.accepted);
   const long long limit_ms = ToMillis(max ? entry.limits.max : entry.limits.idle);
   const std::string correlation_id = CorrelationId(generation);
+  const std::string max_source = entry.on_settle ? "the task's ttl" : "--max-timeout";
   const std::string text =
       max ? "Tool '" + entry.tool + "' timed out: it ran past its maximum of " +
-                std::to_string(limit_ms) + " ms (--max-timeout) and was cancelled after " +
+                std::to_string(limit_ms) + " ms (" + max_source + ") and was cancelled after " +
                 std::to_string(elapsed_ms) + " ms. correlation_id " + correlation_id
           : "Tool '" + entry.tool + "' timed out: it reported no progress for " +
                 std::to_string(limit_ms) + " ms (--idle-timeout) and was cancelled after " +
@@ -240,7 +285,7 @@ void RequestCoordinator::OnTimeout(Entry& entry, uint64_t generation, TimePoint 
   spdlog::info("request {} ({}) timed out on the {} clock after {} ms", entry.id_key,
                correlation_id, max ? "max" : "idle", elapsed_ms);
   Settle(generation, CallState::kTimedOut, max ? "max timeout" : "idle timeout",
-         EncodeResult(entry.id, ErrorResult(text, error)));
+         ErrorResult(text, error));
 }
 
 void RequestCoordinator::Schedule(TimePoint when, uint64_t generation, Due what) {
@@ -327,7 +372,7 @@ std::optional<CallState> RequestCoordinator::StateOf(const Json& id) const {
 void RequestCoordinator::Erase(uint64_t generation) { entries_.erase(generation); }
 
 void RequestCoordinator::NotifyIfIdle() {
-  if (live_ids_.empty() && on_idle_) on_idle_();
+  if (live() == 0 && on_idle_) on_idle_();
 }
 
 }  // namespace keel

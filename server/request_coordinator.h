@@ -25,6 +25,10 @@
 //     limit_ms, correlation_id} and its work is cancelled as in 3-4.
 //  7. Time comes from the injected Clock; the owner arms one loop timer at NextDeadline()
 //     and calls RunDue() when it fires.
+//  8. Task work (BeginTask) has no JSON-RPC request waiting: it is not reachable by
+//     notifications/cancelled (only CancelTask), and its terminal outcome goes to its
+//     on_settle callback instead of stdout. Its progress carries `progress_meta` in _meta.
+//     It counts as live (shutdown grace, admission) like any call.
 #pragma once
 
 #include <cstdint>
@@ -90,6 +94,17 @@ class RequestCoordinator {
   // Admits a call for `tool` in state queued; the clocks start now.
   Admitted Begin(const Json& id, std::string_view tool, Json progress_token, CallLimits limits);
 
+  // How a task's work ended (invariant 8): `result` is the CallToolResult for completed,
+  // failed and timed_out; `error` the JSON-RPC error {code, message} for shut_down; both
+  // null for cancelled.
+  using SettleFn = std::function<void(CallState state, Json result, Json error)>;
+  // Admits the work of a task: like Begin, without a request id.
+  Admitted BeginTask(std::string_view tool, Json progress_token, Json progress_meta,
+                     CallLimits limits, SettleFn on_settle);
+  // tasks/cancel: settles the task's work as cancelled (on_settle runs) and cancels it.
+  // False if it had settled already.
+  bool CancelTask(uint64_t generation);
+
   // The worker returned. An isError result settles as failed, anything else as completed;
   // `threw` marks a tool that raised instead of returning. Dropped if already settled.
   void Complete(uint64_t generation, Json result, bool threw = false);
@@ -117,11 +132,16 @@ class RequestCoordinator {
 
   // The state of the live call answering `id`, if any (tests and diagnostics).
   std::optional<CallState> StateOf(const Json& id) const;
+  // Whether the worker of `generation` has started (tests: a task's work is running).
+  bool Started(uint64_t generation) const {
+    const auto it = entries_.find(generation);
+    return it != entries_.end() && it->second.control->started();
+  }
   // How the last settled call ended, for tests: state and reason.
   const std::pair<CallState, std::string>& last_settled() const { return last_settled_; }
 
-  size_t live() const { return live_ids_.size(); }
-  size_t draining() const { return entries_.size() - live_ids_.size(); }
+  size_t live() const { return live_ids_.size() + live_tasks_; }
+  size_t draining() const { return entries_.size() - live(); }
   const Stats& stats() const { return stats_; }
   size_t alarms() const { return alarms_.size(); }
   std::string CorrelationId(uint64_t generation) const;
@@ -138,6 +158,8 @@ class RequestCoordinator {
     std::string id_key;
     std::string tool;
     Json progress_token;  // null when the client asked for no progress
+    Json progress_meta;   // tasks: the related-task _meta of its progress
+    SettleFn on_settle;   // tasks: where the outcome goes (invariant 8)
     std::shared_ptr<CallControl> control;
     CallLimits limits;
     TimePoint accepted;
@@ -167,9 +189,12 @@ class RequestCoordinator {
   // An alarm still has work: its call exists and is in the state the alarm is for.
   bool Wanted(const Alarm& alarm);
 
-  // Settles a live entry. `response` (may be empty) is written first. The entry leaves
-  // the id map; it is erased at once unless its worker is still running.
-  void Settle(uint64_t generation, CallState state, std::string reason, std::string response);
+  // Settles a live entry. Its outcome (`result` or `error`, or neither) is answered first:
+  // the response line, or the task's on_settle. The entry leaves the id map; it is erased
+  // at once unless its worker is still running.
+  void Settle(uint64_t generation, CallState state, std::string reason, Json result = Json(),
+              Json error = Json());
+  Admitted Admit(Entry entry);
   void OnTimeout(Entry& entry, uint64_t generation, TimePoint now);
   void SendProgressLine(Entry& entry, uint64_t generation, std::string line, TimePoint now);
   void Erase(uint64_t generation);
@@ -181,6 +206,7 @@ class RequestCoordinator {
   uint64_t next_generation_ = 1;
   std::unordered_map<uint64_t, Entry> entries_;         // live and draining
   std::unordered_map<std::string, uint64_t> live_ids_;  // IdKey -> live generation
+  size_t live_tasks_ = 0;                               // unsettled BeginTask entries
   std::priority_queue<Alarm, std::vector<Alarm>, std::greater<Alarm>> alarms_;
   Stats stats_;
   std::pair<CallState, std::string> last_settled_{CallState::kQueued, ""};

@@ -20,6 +20,11 @@ bool IsKnownMethod(std::string_view method) {
          method == "tools/call" || method == "logging/setLevel";
 }
 
+bool IsTaskMethod(std::string_view method) {
+  return method == "tasks/get" || method == "tasks/result" || method == "tasks/list" ||
+         method == "tasks/cancel";
+}
+
 // Client-chosen text quoted back in an error message, kept short.
 std::string Quote(std::string_view text) {
   constexpr size_t kMaxQuoted = 80;
@@ -30,7 +35,8 @@ std::string Quote(std::string_view text) {
 }  // namespace
 
 Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, WorkerPool& pool,
-                 SessionOptions options)
+                 SessionOptions options, TaskStoreThread* task_store,
+                 std::function<int64_t()> wall_clock_ms)
     : loop_(loop),
       sink_(sink),
       tools_(tools),
@@ -47,6 +53,21 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
   // the calls admitted next (up to --max-inflight, which still counts the held slot) run.
   coordinator_.set_on_held([this] { pool_.Hold(); });
   coordinator_.set_on_released([this] { pool_.Release(); });
+  if (task_store != nullptr) {
+    if (!wall_clock_ms) {
+      wall_clock_ms = [] {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+            .count();
+      };
+    }
+    tasks_ = std::make_unique<TaskManager>(loop_, sink_, *task_store, options_.tasks,
+                                           std::move(wall_clock_ms));
+    tasks_->set_start([this](const TaskRecord& task, Json progress_token) {
+      return StartTaskWork(task, std::move(progress_token));
+    });
+    tasks_->set_cancel_work([this](uint64_t generation) { coordinator_.CancelTask(generation); });
+  }
   loop_.AddBeforeWait([this] {
     SubmitHeldCalls();
     ArmDeadlineTimer();
@@ -104,6 +125,14 @@ void Session::HandleOversizedLine(size_t bytes) {
 void Session::HandleRequest(Message& message) {
   const std::string& method = message.method;
   if (method == "ping") return Reply(message.id, Json::object());
+  if (IsTaskMethod(method) && tasks_negotiated_) {
+    if (tasks_->InFlight(message.id)) {
+      return ReplyError(message.id, kInvalidRequest,
+                        "Invalid Request: request id " + Quote(IdKey(message.id)) +
+                            " is already in flight");
+    }
+    return HandleTaskMethod(message);
+  }
   if (!IsKnownMethod(method)) {
     return ReplyError(message.id, kMethodNotFound, "Method not found: " + Quote(method));
   }
@@ -122,14 +151,19 @@ void Session::HandleNotification(const Message& message) {
     // Malformed, unknown, finished or initialize ids are ignored, never answered.
     if (message.params.is_object()) {
       const auto id = message.params.find("requestId");
-      if (id != message.params.end() && coordinator_.Cancel(*id)) {
+      if (id != message.params.end() &&
+          (coordinator_.Cancel(*id) || (tasks_ && tasks_->CancelRequest(*id)))) {
         spdlog::debug("cancelled request {}", IdKey(*id));
       }
     }
     return;
   }
-  // notifications/initialized needs no action: requests are served as soon as the
-  // initialize response is out (clients pipeline). Unknown notifications are ignored.
+  // Requests are served as soon as the initialize response is out (clients pipeline);
+  // notifications keel starts on its own (task status) wait for the client's word.
+  if (message.method == "notifications/initialized" && initialized_ && tasks_) {
+    tasks_->set_client_ready();
+  }
+  // Unknown notifications are ignored.
 }
 
 void Session::Initialize(const Message& message) {
@@ -146,9 +180,17 @@ void Session::Initialize(const Message& message) {
                       "Invalid params: initialize needs params.protocolVersion (a string)");
   }
   initialized_ = true;
+  const std::string_view version = NegotiateProtocolVersion(requested);
+  Json capabilities = {{"tools", {{"listChanged", false}}}, {"logging", Json::object()}};
+  tasks_negotiated_ = tasks_ != nullptr && version == "2025-11-25";
+  if (tasks_negotiated_) {
+    capabilities["tasks"] = {{"list", Json::object()},
+                             {"cancel", Json::object()},
+                             {"requests", {{"tools", {{"call", Json::object()}}}}}};
+  }
   Json result = {
-      {"protocolVersion", std::string(NegotiateProtocolVersion(requested))},
-      {"capabilities", {{"tools", {{"listChanged", false}}}, {"logging", Json::object()}}},
+      {"protocolVersion", std::string(version)},
+      {"capabilities", std::move(capabilities)},
       {"serverInfo",
        {{"name", "keel"}, {"title", "keel reliable MCP server"}, {"version", options_.server_version}}},
       {"instructions",
@@ -158,7 +200,10 @@ void Session::Initialize(const Message& message) {
        "timeout, ends with a timeout result. A call cancelled with notifications/cancelled "
        "is never answered. Mutating tools take an idempotency key (an idempotencyKey "
        "argument or _meta[\"dev.keel/idempotency-key\"]): retry with the same key and "
-       "arguments and the mutation runs once; ledger_lookup tells what happened to a key."}};
+       "arguments and the mutation runs once; ledger_lookup tells what happened to a key. "
+       "Tools marked execution.taskSupport optional or required can run as durable tasks "
+       "(params.task): poll tasks/get, fetch tasks/result, stop them with tasks/cancel; a "
+       "task outlives the connection and a restart of keel."}};
   Reply(message.id, result);
 }
 
@@ -178,7 +223,9 @@ void Session::ListTools(const Message& message) {
   const auto& all = tools_.tools();
   const size_t end = std::min(all.size(), offset + options_.page_size);
   Json list = Json::array();
-  for (size_t i = offset; i < end; ++i) list.push_back(ToolRegistry::Describe(all[i]->spec()));
+  for (size_t i = offset; i < end; ++i) {
+    list.push_back(ToolRegistry::Describe(all[i]->spec(), tasks_negotiated_));
+  }
   Json result = {{"tools", std::move(list)}};
   if (end < all.size()) result["nextCursor"] = EncodeCursor("tools", end);
   Reply(message.id, result);
@@ -226,12 +273,30 @@ void Session::CallTool(Message& message) {
     if (token != found->end() && IsValidId(*token)) progress_token = *token;
     meta = std::move(*found);
   }
-  if (coordinator_.InFlight(message.id)) {
+  if (coordinator_.InFlight(message.id) || (tasks_ && tasks_->InFlight(message.id))) {
     return ReplyError(message.id, kInvalidRequest,
                       "Invalid Request: request id " + Quote(IdKey(message.id)) +
                           " is already in flight");
   }
   const ToolSpec& spec = tool->spec();
+  if (tasks_negotiated_) {
+    // MCP 2025-11-25 tasks: execution.taskSupport decides (-32601 when it forbids).
+    const auto task = params.find("task");
+    if (task != params.end() && !task->is_null()) {
+      if (spec.task_support == TaskSupport::kForbidden) {
+        return ReplyError(message.id, kMethodNotFound,
+                          "Tool '" + spec.name + "' cannot run as a task (its "
+                          "execution.taskSupport is 'forbidden'): call it without params.task");
+      }
+      return CreateTask(message.id, *tool, std::move(arguments), std::move(meta),
+                        std::move(progress_token), *task);
+    }
+    if (spec.task_support == TaskSupport::kRequired) {
+      return ReplyError(message.id, kMethodNotFound,
+                        "Tool '" + spec.name + "' runs only as a task (its "
+                        "execution.taskSupport is 'required'): add params.task");
+    }
+  }
   // The registry checked the schema once, at registration; validation skips that step.
   if (auto problem = ValidateCheckedSchema(spec.input_schema, arguments)) {
     return Reply(message.id,
@@ -246,13 +311,7 @@ void Session::CallTool(Message& message) {
     ctx.set_meta(std::move(meta));
     return Reply(message.id, tool->Call(ctx));
   }
-  if (coordinator_.AtCapacity()) {
-    // Calls that already finished may only be waiting in the mailbox: a client that
-    // pipelines many quick calls must not be refused for results not yet collected.
-    SubmitHeldCalls();
-    loop_.RunPosted();
-  }
-  if (coordinator_.AtCapacity()) {
+  if (AtCapacity()) {
     const std::string text = "Server busy: " + std::to_string(options_.max_inflight) +
                              " calls are already queued or running (--max-inflight); retry later";
     client_log_.Log(LogLevel::kWarning, "keel", Json{{"event", "server_busy"}, {"tool", spec.name}});
@@ -263,14 +322,39 @@ void Session::CallTool(Message& message) {
 
   RequestCoordinator::Admitted call =
       coordinator_.Begin(message.id, spec.name, std::move(progress_token), options_.call_limits);
+  unsubmitted_.push_back(MakeJob(call.generation, std::move(call.control), tool,
+                                 options_.call_limits.max, std::move(arguments), std::move(meta),
+                                 std::string()));
+  if (unsubmitted_.size() >= kMaxHeldCalls) SubmitHeldCalls();
+}
+
+bool Session::AtCapacity() {
+  if (!coordinator_.AtCapacity()) return false;
+  // Calls that already finished may only be waiting in the mailbox: a client that
+  // pipelines many quick calls must not be refused for results not yet collected.
+  SubmitHeldCalls();
+  loop_.RunPosted();
+  return coordinator_.AtCapacity();
+}
+
+WorkerPool::Job Session::MakeJob(uint64_t generation, std::shared_ptr<CallControl> control,
+                                 Tool* tool, Duration max, Json arguments, Json meta,
+                                 std::string task_id) {
   // Workers read the real clock: the deadline a tool waits within is on it.
-  const TimePoint deadline = std::chrono::steady_clock::now() + options_.call_limits.max;
-  unsubmitted_.push_back([this, generation = call.generation, control = std::move(call.control),
-                          tool, deadline, arguments = std::move(arguments),
-                          meta = std::move(meta)]() mutable {
+  const TimePoint deadline = std::chrono::steady_clock::now() + max;
+  return [this, generation, control = std::move(control), tool, deadline,
+          arguments = std::move(arguments), meta = std::move(meta),
+          task_id = std::move(task_id)]() mutable {
     // Cancelled, timed out or shut down while queued: it never runs, and the coordinator
     // freed its slot already.
-    if (!control->TryStart()) return;
+    if (!control->TryStart()) {
+      if (!task_id.empty()) {
+        loop_.Post([this, task_id] {
+          tasks_->OnWorkEnded(task_id, TaskManager::WorkEnd::kNeverStarted, Json());
+        });
+      }
+      return;
+    }
     ToolContext ctx(std::move(arguments), control->token(),
                     [this, generation](double progress, std::optional<double> total,
                                        std::string text) {
@@ -282,21 +366,29 @@ void Session::CallTool(Message& message) {
     ctx.set_deadline(deadline);
     Json result;
     bool threw = false;
+    bool stopped = false;  // it reached a checkpoint after a cancel
     try {
       result = tool->Call(ctx);
     } catch (const CallCancelled&) {
       result = TextResult("cancelled");  // the call settled already; this is dropped
+      stopped = true;
     } catch (const std::exception& e) {
       spdlog::error("tool '{}' threw: {}", tool->spec().name, e.what());
       result = ErrorResult("Internal error in tool '" + tool->spec().name + "'",
                            Json{{"type", "internal_error"}});
       threw = true;
     }
-    loop_.Post([this, generation, threw, result = std::move(result)]() mutable {
+    loop_.Post([this, generation, threw, stopped, result = std::move(result),
+                task_id = std::move(task_id)]() mutable {
+      if (task_id.empty()) return coordinator_.Complete(generation, std::move(result), threw);
+      Json returned = result;
       coordinator_.Complete(generation, std::move(result), threw);
+      tasks_->OnWorkEnded(task_id,
+                          stopped ? TaskManager::WorkEnd::kStoppedAtCheckpoint
+                                  : TaskManager::WorkEnd::kReturned,
+                          std::move(returned));
     });
-  });
-  if (unsubmitted_.size() >= kMaxHeldCalls) SubmitHeldCalls();
+  };
 }
 
 void Session::Reply(const Json& id, const Json& result) {
@@ -329,6 +421,17 @@ void Session::ShutdownNow() {
 
 void Session::FinishShutdown() {
   if (finished_) return;
+  if (tasks_) {
+    tasks_->ShutDown();
+    if (!tasks_->idle()) {
+      // Decided task states are still being written: finish once they are.
+      if (!waiting_for_task_store_) {
+        waiting_for_task_store_ = true;
+        tasks_->set_on_idle([this] { FinishShutdown(); });
+      }
+      return;
+    }
+  }
   finished_ = true;
   // Calls still held were settled by the shutdown: their jobs find them abandoned and
   // return at once.

@@ -10,11 +10,17 @@
 //     tools/call fates are the RequestCoordinator's; the session arms one loop timer at
 //     its next deadline (timeouts, rate-limited progress).
 //  4. Once shutdown begins, no new input is read; live calls get `shutdown_grace` to
-//     finish, then are settled with an error; then on_finished runs once.
+//     finish, then are settled with an error; then on_finished runs once (after the
+//     task store has written what was decided).
+//  5. Durable tasks (2025-11-25 only, and only with a task store): a tools/call with
+//     params.task creates a task (TaskManager) whose work runs like a call without a
+//     request waiting; tasks/* are the TaskManager's. With 2025-06-18 the task capability
+//     is not offered, tasks/* are unknown methods and params.task is ignored.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +32,8 @@
 #include "server/event_loop.h"
 #include "server/output_sink.h"
 #include "server/request_coordinator.h"
+#include "server/task_manager.h"
+#include "server/task_store_thread.h"
 #include "server/tool_registry.h"
 #include "server/worker_pool.h"
 
@@ -41,12 +49,15 @@ struct SessionOptions {
   std::string correlation_prefix = "k";     // correlation ids are "<prefix>-<n>"
   size_t max_line_bytes = 16 << 20;  // quoted in the oversized-line error
   std::string server_version = "0.0.0";
+  TaskOptions tasks;  // used when the session has a task store
 };
 
 class Session {
  public:
+  // Without `task_store`, durable tasks are not offered.
   Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, WorkerPool& pool,
-          SessionOptions options);
+          SessionOptions options, TaskStoreThread* task_store = nullptr,
+          std::function<int64_t()> wall_clock_ms = nullptr);
 
   // One input line (without its newline).
   void HandleLine(std::string_view line);
@@ -66,6 +77,8 @@ class Session {
 
   bool initialized() const { return initialized_; }
   const RequestCoordinator& coordinator() const { return coordinator_; }
+  // Null without a task store.
+  TaskManager* tasks() { return tasks_.get(); }
 
  private:
   void HandleRequest(Message& message);
@@ -75,6 +88,16 @@ class Session {
   void ListTools(const Message& message);
   void SetLogLevel(const Message& message);
   void CallTool(Message& message);
+  // session_tasks.cc: a task-augmented tools/call, and the work of a created task.
+  void CreateTask(const Json& id, const Tool& tool, Json arguments, Json meta,
+                  Json progress_token, const Json& task);
+  uint64_t StartTaskWork(const TaskRecord& task, Json progress_token);
+  void HandleTaskMethod(const Message& message);
+  // The job a worker runs for one call or task (task_id empty for a call).
+  WorkerPool::Job MakeJob(uint64_t generation, std::shared_ptr<CallControl> control, Tool* tool,
+                          Duration max, Json arguments, Json meta, std::string task_id);
+  // At --max-inflight: collects finished results first, then tells whether still full.
+  bool AtCapacity();
 
   void Reply(const Json& id, const Json& result);
   void ReplyError(const Json& id, int code, std::string_view message);
@@ -92,6 +115,8 @@ class Session {
   SessionOptions options_;
   RequestCoordinator coordinator_;
   ClientLog client_log_;
+  std::unique_ptr<TaskManager> tasks_;
+  bool tasks_negotiated_ = false;  // initialize chose 2025-11-25 and tasks are available
   // Calls accepted in this loop iteration and not yet handed to the pool. They go together
   // before the loop waits, so the calls of one read of stdin wake each worker once, not once
   // per call (a wake-up costs more than an echo). At most kMaxHeldCalls wait here, which
@@ -102,6 +127,7 @@ class Session {
   bool initialized_ = false;
   bool shutting_down_ = false;
   bool finished_ = false;
+  bool waiting_for_task_store_ = false;
   std::optional<EventLoop::TimerId> grace_timer_;
   std::optional<EventLoop::TimerId> deadline_timer_;
   std::optional<TimePoint> armed_deadline_;

@@ -2,6 +2,15 @@
 
 namespace keel {
 
+std::string_view TaskSupportName(TaskSupport support) {
+  switch (support) {
+    case TaskSupport::kForbidden: return "forbidden";
+    case TaskSupport::kOptional: return "optional";
+    case TaskSupport::kRequired: return "required";
+  }
+  return "forbidden";
+}
+
 Json TextResult(std::string_view text) {
   // Built by moves: an initializer list would copy every nested value once more.
   Json block = Json::object();

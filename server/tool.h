@@ -22,6 +22,11 @@ namespace keel {
 
 using Json = nlohmann::json;
 
+// MCP 2025-11-25 `execution.taskSupport`: may a client call the tool as a task?
+enum class TaskSupport { kForbidden, kOptional, kRequired };
+// "forbidden", "optional", "required".
+std::string_view TaskSupportName(TaskSupport support);
+
 struct ToolSpec {
   std::string name;  // ^[a-zA-Z0-9_-]{1,64}$ (hosts reject anything else)
   std::string title;
@@ -30,6 +35,19 @@ struct ToolSpec {
   Json annotations;   // MCP ToolAnnotations hints, or null
   // Instant and non-blocking: runs on the loop thread and takes no worker slot.
   bool runs_on_loop = false;
+  TaskSupport task_support = TaskSupport::kForbidden;
+};
+
+// What a tool can tell, after a restart, about a call that a previous keel process was
+// running when it died (a durable task left `working`).
+struct Reconciled {
+  enum class Outcome {
+    kUnknown,       // the tool cannot tell: the work may or may not have happened
+    kHappened,      // it finished; `result` is what the call returned
+    kDidNotHappen,  // surely no effect: a retry is safe
+  };
+  Outcome outcome = Outcome::kUnknown;
+  Json result;  // kHappened: the CallToolResult
 };
 
 // Thrown by ToolContext::checkpoint() once the call is cancelled; the worker catches it.
@@ -83,6 +101,14 @@ class Tool {
   virtual const ToolSpec& spec() const = 0;
   // Returns an MCP CallToolResult ({content, structuredContent?, isError?}).
   virtual Json Call(ToolContext& ctx) = 0;
+  // After a restart: what became of a call with these arguments and request _meta (a
+  // tool with a durable record, e.g. the ledger by idempotency key, can tell). Runs on a
+  // background thread, never on the loop.
+  virtual Reconciled Reconcile(const Json& arguments, const Json& meta) {
+    (void)arguments;
+    (void)meta;
+    return Reconciled{};
+  }
 };
 
 // A CallToolResult with one text block.

@@ -37,12 +37,15 @@ Tool* ToolRegistry::Find(std::string_view name) const {
   return it == by_name_.end() ? nullptr : it->second;
 }
 
-Json ToolRegistry::Describe(const ToolSpec& spec) {
+Json ToolRegistry::Describe(const ToolSpec& spec, bool with_execution) {
   Json tool = {{"name", spec.name}};
   if (!spec.title.empty()) tool["title"] = spec.title;
   tool["description"] = spec.description;
   tool["inputSchema"] = spec.input_schema;
   if (!spec.annotations.is_null()) tool["annotations"] = spec.annotations;
+  if (with_execution) {
+    tool["execution"] = {{"taskSupport", std::string(TaskSupportName(spec.task_support))}};
+  }
   return tool;
 }
 

@@ -22,8 +22,9 @@ class ToolRegistry {
   Tool* Find(std::string_view name) const;
   const std::vector<std::unique_ptr<Tool>>& tools() const { return tools_; }
 
-  // The MCP Tool object for tools/list.
-  static Json Describe(const ToolSpec& spec);
+  // The MCP Tool object for tools/list. `with_execution`: the client negotiated
+  // 2025-11-25, so `execution.taskSupport` is listed.
+  static Json Describe(const ToolSpec& spec, bool with_execution = false);
 
  private:
   std::vector<std::unique_ptr<Tool>> tools_;

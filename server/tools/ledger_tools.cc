@@ -7,11 +7,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ledger/fingerprint.h"
+
 namespace keel {
 namespace {
 
 constexpr int64_t kOpeningBalanceCents = 100000;
 constexpr int64_t kOpeningStock = 100;
+constexpr std::chrono::milliseconds kMaxLockWait{30000};
 
 int64_t NowMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -54,11 +57,28 @@ class MutationTool : public Tool {
       CrashIfAt("after_effect");
       return outcome;
     };
+    // A task's deadline can be hours away; a writer waits for the lock 30 s at most.
+    const auto wait = std::min<std::chrono::milliseconds>(ctx.remaining(), kMaxLockWait);
+    ctx.checkpoint();  // cancelled before the effect: it never runs
     Json result = key.empty() ? ledger_->RunUnkeyed(effect)
-                              : ledger_->RunKeyed(spec_.name, key, ctx.arguments(),
-                                                  ctx.remaining(), effect);
+                              : ledger_->RunKeyed(spec_.name, key, ctx.arguments(), wait, effect);
     CrashIfAt("before_result");
     return result;
+  }
+
+  // The effect commits with its ledger row (IDEM-3): under a key, the row tells whether
+  // it happened; no row means it did not.
+  Reconciled Reconcile(const Json& arguments, const Json& meta) override {
+    std::string problem;
+    const std::string key = IdempotencyKey(meta, arguments, &problem);
+    if (key.empty() || !problem.empty()) return Reconciled{};
+    const std::optional<LedgerRecord> row = ledger_->Ledger().Lookup(spec_.name, key);
+    if (!row) return Reconciled{Reconciled::Outcome::kDidNotHappen, Json()};
+    if (row->fingerprint != Fingerprint(spec_.name, arguments)) return Reconciled{};
+    if (row->state == LedgerState::kCommitted || row->state == LedgerState::kFailed) {
+      return Reconciled{Reconciled::Outcome::kHappened, row->result};
+    }
+    return Reconciled{};
   }
 
  protected:
@@ -102,6 +122,7 @@ class ChargeAccount final : public MutationTool {
         "cents":{"type":"integer","minimum":1,"maximum":100000000},
         "idempotencyKey":{"type":"string","minLength":1,"maxLength":255}},
       "required":["account","cents"],"additionalProperties":false})");
+    spec_.task_support = TaskSupport::kOptional;
     spec_.annotations = Json{{"readOnlyHint", false}, {"destructiveHint", false},
                              {"idempotentHint", false}, {"openWorldHint", false}};
   }
@@ -174,6 +195,7 @@ class ReserveInventory final : public MutationTool {
         "tenant":{"type":"string","minLength":1,"maxLength":64},
         "idempotencyKey":{"type":"string","minLength":1,"maxLength":255}},
       "required":["sku","quantity","tenant"],"additionalProperties":false})");
+    spec_.task_support = TaskSupport::kOptional;
     spec_.annotations = Json{{"readOnlyHint", false}, {"destructiveHint", false},
                              {"idempotentHint", false}, {"openWorldHint", false}};
   }

@@ -1,8 +1,12 @@
 // Test tools (behind --test-tools): they let tests and transcripts force every ordering
 // without sleeping.
-//   sleep {ms}                      waits ms, returns early (cancelled) when cancelled
-//   progress {steps, interval_ms}   reports progress 1..steps, interval_ms apart
-//   latch_wait {name}               blocks until latch `name` is released, or cancelled
+//   sleep {ms}                      waits ms; a cancel stops it at once (task: optional)
+//   task_sleep {ms}                 the same, only as a task (taskSupport: required)
+//   progress {steps, interval_ms}   reports progress 1..steps, interval_ms apart (optional)
+//   latch_wait {name, ignore_cancel?, checkpoint?}
+//                                   blocks until latch `name` is released (or cancelled,
+//                                   unless ignore_cancel), then reaches a checkpoint unless
+//                                   checkpoint is false (task: optional)
 //   latch_release {name}            opens latch `name` for good; runs on the loop thread,
 //                                   so it works even when every worker is blocked
 //   fail {message}                  returns isError: true with the message

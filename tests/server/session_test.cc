@@ -55,7 +55,7 @@ TEST_CASE("tools/list pages with an opaque cursor and refuses a bad one") {
   h.Send(Json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/list"},
               {"params", {{"cursor", first["nextCursor"]}}}}.dump());
   const Json second = h.sink().ForId(2)[0]["result"];
-  CHECK(second["tools"].size() == 2);  // echo + 5 test tools = 6
+  CHECK(second["tools"].size() == 3);  // echo + 6 test tools = 7
   CHECK_FALSE(second.contains("nextCursor"));
   h.Send(R"({"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"zz"}})");
   CHECK(h.sink().ForId(3)[0]["error"]["code"] == -32602);

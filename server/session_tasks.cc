@@ -1,0 +1,107 @@
+// The Session's side of durable tasks: admitting a task-augmented tools/call, starting
+// the work of a created task, and routing tasks/* to the TaskManager.
+#include <spdlog/spdlog.h>
+
+#include "ledger/fingerprint.h"
+#include "protocol/error_codes.h"
+#include "protocol/schema_validator.h"
+#include "server/ledger_service.h"
+#include "server/session.h"
+#include "server/task_wire.h"
+
+namespace keel {
+namespace {
+
+// A task without a ttl is not bounded by one: its work still has the idle clock.
+constexpr Duration kNoMaximum = std::chrono::hours(24 * 365 * 10);
+// A ttl below this is raised to it (MCP lets the receiver override the requested ttl).
+constexpr int64_t kMinTtlMs = 1000;
+
+}  // namespace
+
+void Session::CreateTask(const Json& id, const Tool& tool, Json arguments, Json meta,
+                         Json progress_token, const Json& task) {
+  const ToolSpec& spec = tool.spec();
+  if (!task.is_object()) {
+    return ReplyError(id, kInvalidParams, "Invalid params: task must be an object ({\"ttl\"?: ms})");
+  }
+  std::optional<int64_t> ttl;
+  if (const auto value = task.find("ttl"); value != task.end() && !value->is_null()) {
+    const bool whole = value->is_number_unsigned() ||
+                       (value->is_number_integer() && value->get<int64_t>() >= 0);
+    if (!whole) {
+      return ReplyError(id, kInvalidParams,
+                        "Invalid params: task.ttl must be a non-negative integer (milliseconds) "
+                        "or null");
+    }
+    ttl = std::max(value->get<int64_t>(), kMinTtlMs);
+  }
+  // A task-augmented call expects a CreateTaskResult: problems found before the task
+  // exists are JSON-RPC errors, so no task is made for a call that cannot run.
+  if (auto problem = ValidateCheckedSchema(spec.input_schema, arguments)) {
+    return sink_.SendResponse(EncodeError(
+        id, kInvalidParams, "Invalid arguments for tool '" + spec.name + "': " + *problem,
+        Json{{"type", "invalid_arguments"}, {"message", *problem}}));
+  }
+  std::string problem;
+  const std::string key = IdempotencyKey(meta, arguments, &problem);
+  if (!problem.empty()) {
+    return sink_.SendResponse(EncodeError(id, kInvalidParams, "Invalid params: " + problem,
+                                          Json{{"type", "invalid_arguments"}}));
+  }
+  if (shutting_down_) {
+    return ReplyError(id, kInternalError, "Server shutting down: task not created");
+  }
+  if (tasks_->AtLimit()) {
+    return sink_.SendResponse(EncodeError(
+        id, kInternalError,
+        "Too many tasks: " + std::to_string(options_.tasks.max_tasks) +
+            " tasks are live (--max-tasks); wait for one to finish or cancel one",
+        Json{{"type", "too_many_tasks"}, {"max_tasks", options_.tasks.max_tasks},
+             {"retry_after_ms", 1000}}));
+  }
+  if (AtCapacity()) {
+    return sink_.SendResponse(EncodeError(
+        id, kInternalError,
+        "Server busy: " + std::to_string(options_.max_inflight) +
+            " calls are already queued or running (--max-inflight); retry later",
+        Json{{"type", "server_busy"}, {"max_inflight", options_.max_inflight},
+             {"retry_after_ms", 100}}));
+  }
+  TaskManager::CreateRequest request;
+  request.id = id;
+  request.tool = spec.name;
+  request.fingerprint = key.empty() ? std::string() : Fingerprint(spec.name, arguments);
+  request.params = {{"name", spec.name}, {"arguments", std::move(arguments)}};
+  if (!meta.is_null()) request.params["_meta"] = std::move(meta);
+  request.requested_ttl_ms = ttl;
+  request.idempotency_key = key;
+  request.progress_token = std::move(progress_token);
+  tasks_->Create(std::move(request));
+}
+
+uint64_t Session::StartTaskWork(const TaskRecord& task, Json progress_token) {
+  Tool* tool = tools_.Find(task.tool);  // checked when the task was created
+  CallLimits limits = options_.call_limits;
+  limits.max = task.ttl_ms ? Duration(Millis(*task.ttl_ms)) : kNoMaximum;
+  RequestCoordinator::Admitted work = coordinator_.BeginTask(
+      task.tool, std::move(progress_token), RelatedTaskMeta(task.task_id), limits,
+      [this, task_id = task.task_id](CallState state, Json result, Json error) {
+        tasks_->OnSettled(task_id, state, std::move(result), std::move(error));
+      });
+  unsubmitted_.push_back(MakeJob(work.generation, std::move(work.control), tool, limits.max,
+                                 task.request.value("arguments", Json::object()),
+                                 task.request.value("_meta", Json()), task.task_id));
+  if (unsubmitted_.size() >= kMaxHeldCalls) SubmitHeldCalls();
+  return work.generation;
+}
+
+void Session::HandleTaskMethod(const Message& message) {
+  const std::string& method = message.method;
+  if (method == "tasks/get") return tasks_->Get(message.id, message.params);
+  if (method == "tasks/result") return tasks_->Result(message.id, message.params);
+  if (method == "tasks/list") return tasks_->List(message.id, message.params);
+  if (method == "tasks/cancel") return tasks_->Cancel(message.id, message.params);
+}
+
+}  // namespace keel

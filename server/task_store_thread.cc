@@ -1,0 +1,82 @@
+#include "server/task_store_thread.h"
+
+#include <future>
+
+#include <spdlog/spdlog.h>
+
+namespace keel {
+
+std::unique_ptr<TaskStoreThread> TaskStoreThread::Start(const std::string& path,
+                                                        std::string* error) {
+  error->clear();
+  std::unique_ptr<TaskStoreThread> self(new TaskStoreThread());
+  std::promise<std::unique_ptr<Database>> opened;
+  std::future<std::unique_ptr<Database>> ready = opened.get_future();
+  // The connection is opened on the thread that uses it.
+  self->thread_ = std::thread([raw = self.get(), path, &opened, error] {
+    std::unique_ptr<Database> db = Database::Open(path, error);
+    const bool ok = db != nullptr;
+    opened.set_value(nullptr);
+    if (ok) raw->Loop(std::move(db));
+  });
+  ready.get();  // *error is written before set_value
+  if (!error->empty()) {
+    self->thread_.join();
+    return nullptr;
+  }
+  return self;
+}
+
+TaskStoreThread::~TaskStoreThread() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  wake_.notify_one();
+  if (thread_.joinable()) thread_.join();
+}
+
+void TaskStoreThread::Post(Job job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs_.push_back(std::move(job));
+  }
+  wake_.notify_one();
+}
+
+void TaskStoreThread::RunAndWait(Job job) {
+  std::promise<void> done;
+  std::future<void> finished = done.get_future();
+  Post([&job, &done](TaskStore& store) {
+    try {
+      job(store);
+    } catch (...) {
+      done.set_exception(std::current_exception());
+      return;
+    }
+    done.set_value();
+  });
+  finished.get();  // rethrows what the job threw
+}
+
+void TaskStoreThread::Loop(std::unique_ptr<Database> db) {
+  db->SetBusyTimeout(std::chrono::milliseconds(5000));
+  TaskStore store(*db);
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      wake_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      if (jobs_.empty()) return;  // stopping, and every posted job has run
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    try {
+      job(store);
+    } catch (const std::exception& e) {
+      spdlog::error("task store: a job failed: {}", e.what());
+    }
+  }
+}
+
+}  // namespace keel
