@@ -58,6 +58,7 @@ class TaskHarness {
     session_->HandleLine(line);
     Pump();
   }
+  void Send(const char* line) { Send(std::string(line)); }
   void Send(const Json& message) { Send(message.dump()); }
   void Initialize(bool send_initialized = true) {
     Send(R"({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})");
