@@ -12,47 +12,58 @@ const keelPath = process.argv[2] ?? 'build/keel';
 // Short timeouts (defaults: idle 30 s, max 55 s) so the timeout steps take a second.
 // A fresh ledger file, so the demo's idempotency keys never replay an earlier run's.
 const dbPath = join(mkdtempSync(join(tmpdir(), 'keel-demo-')), 'keel.db');
-const keel = spawn(keelPath, ['--test-tools', '--workers', '2', '--idle-timeout', '400', '--max-timeout', '1500', '--db', dbPath],
-  { stdio: ['pipe', 'pipe', 'inherit'] });
-const seen = [];
-const waiters = [];
-let buffer = '';
+const keelArgs = ['--test-tools', '--workers', '2', '--idle-timeout', '400', '--max-timeout', '1500', '--db', dbPath];
 let failures = 0;
 
-keel.stdout.on('data', (chunk) => {
-  buffer += chunk;
-  let nl;
-  while ((nl = buffer.indexOf('\n')) >= 0) {
-    const line = buffer.slice(0, nl);
-    buffer = buffer.slice(nl + 1);
-    const message = JSON.parse(line);
-    seen.push(message);
-    for (const w of [...waiters]) if (w.match(message)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(message); }
-  }
-});
+// One keel process and the JSON-RPC plumbing around it.
+function startKeel() {
+  const proc = spawn(keelPath, keelArgs, { stdio: ['pipe', 'pipe', 'inherit'] });
+  const seen = [];
+  const waiters = [];
+  let buffer = '';
+  proc.stdout.on('data', (chunk) => {
+    buffer += chunk;
+    let nl;
+    while ((nl = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      const message = JSON.parse(line);
+      seen.push(message);
+      for (const w of [...waiters]) if (w.match(message)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(message); }
+    }
+  });
+  const send = (message) => proc.stdin.write((typeof message === 'string' ? message : JSON.stringify(message)) + '\n');
+  const request = (id, method, params) => send({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) });
+  const waitFor = (match, ms = 5000) => new Promise((resolve, reject) => {
+    const found = seen.find(match);
+    if (found) return resolve(found);
+    const timer = setTimeout(() => reject(new Error('timed out waiting for a message')), ms);
+    waiters.push({ match, resolve: (m) => { clearTimeout(timer); resolve(m); } });
+  });
+  const reply = (id) => waitFor((m) => m.id === id && !('method' in m));
+  const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve(code ?? signal)));
+  return { proc, seen, send, request, waitFor, reply, exited };
+}
 
-const send = (message) => keel.stdin.write((typeof message === 'string' ? message : JSON.stringify(message)) + '\n');
-const request = (id, method, params) => send({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) });
-const call = (id, name, args, meta) =>
-  request(id, 'tools/call', { name, arguments: args, ...(meta ? { _meta: meta } : {}) });
-const waitFor = (match, ms = 5000) => new Promise((resolve, reject) => {
-  const found = seen.find(match);
-  if (found) return resolve(found);
-  const timer = setTimeout(() => reject(new Error('timed out waiting for a message')), ms);
-  waiters.push({ match, resolve: (m) => { clearTimeout(timer); resolve(m); } });
-});
-const reply = (id) => waitFor((m) => m.id === id && !('method' in m));
+let keel = startKeel();
+let { seen, send, request, waitFor, reply } = keel;
+const call = (id, name, args, meta, task) =>
+  request(id, 'tools/call', { name, arguments: args, ...(meta ? { _meta: meta } : {}), ...(task ? { task } : {}) });
 const text = (m) => m.result?.content?.[0]?.text;
 const step = (title) => console.log(`\n== ${title}`);
 const check = (ok, what) => {
   console.log(`   ${ok ? 'ok  ' : 'FAIL'} ${what}`);
   if (!ok) failures++;
 };
+const initialize = async (id) => {
+  request(id, 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'demo', version: '1' } });
+  const init = await reply(id);
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  return init;
+};
 
 step('initialize: keel negotiates MCP 2025-11-25 and declares only what it implements');
-request(0, 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'demo', version: '1' } });
-const init = await reply(0);
-send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+const init = await initialize(0);
 console.log(`   server ${init.result.serverInfo.name} ${init.result.serverInfo.version}, protocol ${init.result.protocolVersion}, capabilities ${Object.keys(init.result.capabilities).join(', ')}`);
 check(init.result.protocolVersion === '2025-11-25', 'request id 0 answered with the negotiated version');
 
@@ -159,16 +170,54 @@ const unkeyed = [(await reply(64)).result, (await reply(65)).result];
 check(unkeyed[0].structuredContent.charge_id !== unkeyed[1].structuredContent.charge_id,
   'without a key the same call charges twice (a new JSON-RPC id is not idempotence)');
 
+step('durable task: tasks/cancel reads cancelled at once; keel tracks when the work really stops');
+call(70, 'latch_wait', { name: 'busy', ignore_cancel: true }, null, { ttl: 600000 });
+const created = (await reply(70)).result.task;
+console.log(`   created task ${created.taskId}: ${created.status}, ttl ${created.ttl} ms, poll every ${created.pollInterval} ms`);
+request(71, 'tasks/cancel', { taskId: created.taskId });
+const cancelled = (await reply(71)).result;
+check(cancelled.status === 'cancelled', `tasks/cancel -> ${cancelled.status}: "${cancelled.statusMessage}"`);
+call(72, 'latch_release', { name: 'busy' });  // the tool leaves its busy stretch and reaches a checkpoint
+const observed = await waitFor((m) => m.method === 'notifications/tasks/status' && m.params.taskId === created.taskId &&
+  m.params.statusMessage?.includes('cancel_observed'));
+check(observed.params.status === 'cancelled', `then a status notification: "${observed.params.statusMessage}"`);
+request(73, 'tasks/result', { taskId: created.taskId });
+const noResult = await reply(73);
+check(noResult.error?.data?.status === 'cancelled', `tasks/result of a cancelled task is an error (${noResult.error?.code}), never a fake success`);
+
+step('durable task: tasks/result waits for the work and returns what the call returns');
+call(74, 'progress', { steps: 3, interval_ms: 50 }, { progressToken: 'p-74' }, { ttl: 600000 });
+const done = (await reply(74)).result.task;
+request(75, 'tasks/result', { taskId: done.taskId });
+const doneResult = (await reply(75)).result;
+check(text({ result: doneResult }) === 'done 3 steps' && doneResult._meta?.['io.modelcontextprotocol/related-task']?.taskId === done.taskId,
+  `"${text({ result: doneResult })}" with _meta related-task ${done.taskId.slice(0, 8)}…`);
+
+step('durable task: a task still running when keel is killed is never forgotten');
+call(76, 'progress', { steps: 10000, interval_ms: 100 }, null, { ttl: 600000 });  // progress keeps its idle clock alive
+const orphan = (await reply(76)).result.task;
+request(77, 'tasks/get', { taskId: orphan.taskId });
+check((await reply(77)).result.status === 'working', `task ${orphan.taskId.slice(0, 8)}… is working; now kill -9 keel`);
+keel.proc.kill('SIGKILL');
+await keel.exited;
+keel = startKeel();
+({ seen, send, request, waitFor, reply } = keel);
+await initialize(0);
+request(78, 'tasks/get', { taskId: orphan.taskId });
+const recovered = (await reply(78)).result;
+check(recovered.status === 'failed', `a new keel on the same database: ${recovered.status}, "${recovered.statusMessage}"`);
+request(79, 'tasks/get', { taskId: done.taskId });
+check((await reply(79)).result.status === 'completed', 'the task that completed before the kill is still completed, its result kept');
+
 step('stdin EOF: in-flight work finishes, then keel exits 0');
 call(40, 'sleep', { ms: 300 });
 const closedAt = Date.now();
-keel.stdin.end();
+keel.proc.stdin.end();
 const slept = await reply(40);
-const code = await new Promise((resolve) => keel.on('exit', resolve));
+const code = await keel.exited;
 const elapsed = Date.now() - closedAt;
 check(text(slept) === 'slept 300 ms', 'the sleep in flight at EOF still answered');
 check(code === 0 && elapsed < 2000, `exit code ${code}, ${elapsed} ms after EOF (hosts send SIGTERM at 2000 ms)`);
-check(!seen.some((m) => m.id === 30), 'still no response for the cancelled call');
 
 console.log(failures === 0 ? '\ndemo: every guarantee shown held' : `\ndemo: ${failures} check(s) failed`);
 process.exit(failures === 0 ? 0 : 1);
