@@ -9,21 +9,14 @@ namespace keel {
 std::unique_ptr<TaskStoreThread> TaskStoreThread::Start(const std::string& path,
                                                         std::string* error) {
   error->clear();
+  // Opened here so a failure is reported at once; from then on only the store thread uses
+  // the connection (it is handed over, never shared).
+  std::unique_ptr<Database> db = Database::Open(path, error);
+  if (db == nullptr) return nullptr;
   std::unique_ptr<TaskStoreThread> self(new TaskStoreThread());
-  std::promise<std::unique_ptr<Database>> opened;
-  std::future<std::unique_ptr<Database>> ready = opened.get_future();
-  // The connection is opened on the thread that uses it.
-  self->thread_ = std::thread([raw = self.get(), path, &opened, error] {
-    std::unique_ptr<Database> db = Database::Open(path, error);
-    const bool ok = db != nullptr;
-    opened.set_value(nullptr);
-    if (ok) raw->Loop(std::move(db));
+  self->thread_ = std::thread([raw = self.get(), db = std::move(db)]() mutable {
+    raw->Loop(std::move(db));
   });
-  ready.get();  // *error is written before set_value
-  if (!error->empty()) {
-    self->thread_.join();
-    return nullptr;
-  }
   return self;
 }
 

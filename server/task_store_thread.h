@@ -30,7 +30,7 @@ class TaskStoreThread {
  public:
   using Job = std::function<void(TaskStore& store)>;
 
-  // Opens `path` (already migrated) on the new thread. Null with *error set on failure.
+  // Opens `path` (already migrated) for the new thread. Null with *error set on failure.
   static std::unique_ptr<TaskStoreThread> Start(const std::string& path, std::string* error);
   ~TaskStoreThread();
   TaskStoreThread(const TaskStoreThread&) = delete;
