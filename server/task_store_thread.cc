@@ -1,7 +1,5 @@
 #include "server/task_store_thread.h"
 
-#include <future>
-
 #include <spdlog/spdlog.h>
 
 namespace keel {
@@ -35,21 +33,6 @@ void TaskStoreThread::Post(Job job) {
     jobs_.push_back(std::move(job));
   }
   wake_.notify_one();
-}
-
-void TaskStoreThread::RunAndWait(Job job) {
-  std::promise<void> done;
-  std::future<void> finished = done.get_future();
-  Post([&job, &done](TaskStore& store) {
-    try {
-      job(store);
-    } catch (...) {
-      done.set_exception(std::current_exception());
-      return;
-    }
-    done.set_value();
-  });
-  finished.get();  // rethrows what the job threw
 }
 
 void TaskStoreThread::Loop(std::unique_ptr<Database> db) {

@@ -3,7 +3,7 @@
 // TaskStore over it, so no task write ever blocks the event loop (an fsync, or a wait
 // for another writer's lock).
 //
-// Thread-safety: Post() and RunAndWait() may be called from any thread.
+// Thread-safety: Post() may be called from any thread.
 // Invariants:
 //  1. Jobs run one at a time, in the order they were posted: a read posted after a write
 //     sees it, and two writes of one task land in the order keel decided them.
@@ -37,8 +37,6 @@ class TaskStoreThread {
   TaskStoreThread& operator=(const TaskStoreThread&) = delete;
 
   void Post(Job job);
-  // Posts `job` and waits until it has run (start-up work and tests).
-  void RunAndWait(Job job);
 
  private:
   TaskStoreThread() = default;
