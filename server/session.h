@@ -91,7 +91,7 @@ class Session {
   // session_tasks.cc: a task-augmented tools/call, and the work of a created task.
   void CreateTask(const Json& id, const Tool& tool, Json arguments, Json meta,
                   Json progress_token, const Json& task);
-  uint64_t StartTaskWork(const TaskRecord& task, Json progress_token);
+  std::optional<uint64_t> StartTaskWork(const TaskRecord& task, Json progress_token);
   void HandleTaskMethod(const Message& message);
   // The job a worker runs for one call or task (task_id empty for a call).
   WorkerPool::Job MakeJob(uint64_t generation, std::shared_ptr<CallControl> control, Tool* tool,

@@ -80,7 +80,8 @@ void Session::CreateTask(const Json& id, const Tool& tool, Json arguments, Json 
   tasks_->Create(std::move(request));
 }
 
-uint64_t Session::StartTaskWork(const TaskRecord& task, Json progress_token) {
+std::optional<uint64_t> Session::StartTaskWork(const TaskRecord& task, Json progress_token) {
+  if (shutting_down_) return std::nullopt;
   Tool* tool = tools_.Find(task.tool);  // checked when the task was created
   CallLimits limits = options_.call_limits;
   limits.max = task.ttl_ms ? Duration(Millis(*task.ttl_ms)) : kNoMaximum;

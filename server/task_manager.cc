@@ -6,6 +6,7 @@
 #include "protocol/error_codes.h"
 #include "protocol/json_rpc.h"
 #include "server/task_wire.h"
+#include "server/tool.h"
 
 namespace keel {
 namespace {
@@ -173,7 +174,23 @@ void TaskManager::Create(CreateRequest request) {
         Live& live = live_[task_id];
         live.record = task;
         AnswerResult(id, Json{{"task", TaskJson(task)}});
-        live_[task_id].generation = start_(task, std::move(token));
+        const std::optional<uint64_t> generation = start_(task, std::move(token));
+        if (generation) {
+          live.generation = *generation;
+          return;
+        }
+        // Shutdown began while the row was being written: the work never starts.
+        const std::string text =
+            "keel was shutting down when this task was created; its work never started, and "
+            "calling again is safe.";
+        live.record.status = TaskStatus::kFailed;
+        live.record.status_message = text;
+        live.record.result = ErrorResult(text, Json{{"type", "interrupted"},
+                                                    {"reason", "server_shutdown"},
+                                                    {"effect", "did_not_happen"},
+                                                    {"taskId", task_id}});
+        live.work_ended = true;
+        Persist(task_id);
       });
 }
 

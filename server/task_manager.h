@@ -58,8 +58,9 @@ struct TaskOptions {
 
 class TaskManager {
  public:
-  // Starts the work of a freshly created task; returns its coordinator generation.
-  using StartFn = std::function<uint64_t(const TaskRecord& task, Json progress_token)>;
+  // Starts the work of a freshly created task; returns its coordinator generation, or
+  // nullopt when the server is shutting down (the task then fails without running).
+  using StartFn = std::function<std::optional<uint64_t>(const TaskRecord& task, Json progress_token)>;
   // Cancels a task's work in the coordinator (CancelTask).
   using CancelWorkFn = std::function<void(uint64_t generation)>;
 

@@ -213,3 +213,30 @@ TEST_CASE("a task created by a request cancelled before its answer never runs", 
 }
 
 }  // namespace keel
+
+namespace keel {
+
+TEST_CASE("a task whose row commits after shutdown began fails without running, and keel "
+          "finishes once that is written",
+          "[tasks][TASK-2]") {
+  TaskHarness h;
+  h.Initialize();
+  h.session().HandleLine(Json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"},
+                              {"params", {{"name", "sleep"},
+                                          {"arguments", {{"ms", 60000}}},
+                                          {"task", Json::object()}}}}.dump());
+  h.session().BeginShutdown("test");  // before the store thread's commit comes back
+  REQUIRE(h.WaitUntil([&] { return h.finished(); }));
+  const Json created = h.sink().ForId(1).at(0);
+  const std::string task_id = created["result"]["task"]["taskId"].get<std::string>();
+  std::string error;
+  auto db = Database::Open(h.Path(), &error);
+  REQUIRE(db != nullptr);
+  TaskStore store(*db);
+  const std::optional<TaskRecord> row = store.Get(task_id);
+  REQUIRE(row);
+  CHECK(row->status == TaskStatus::kFailed);
+  CHECK(row->result["structuredContent"]["error"]["effect"] == "did_not_happen");
+}
+
+}  // namespace keel
