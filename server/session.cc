@@ -126,11 +126,7 @@ void Session::HandleRequest(Message& message) {
   const std::string& method = message.method;
   if (method == "ping") return Reply(message.id, Json::object());
   if (IsTaskMethod(method) && tasks_negotiated_) {
-    if (tasks_->InFlight(message.id)) {
-      return ReplyError(message.id, kInvalidRequest,
-                        "Invalid Request: request id " + Quote(IdKey(message.id)) +
-                            " is already in flight");
-    }
+    if (IdInFlight(message.id)) return RejectDuplicateId(message.id);
     return HandleTaskMethod(message);
   }
   if (!IsKnownMethod(method)) {
@@ -273,11 +269,7 @@ void Session::CallTool(Message& message) {
     if (token != found->end() && IsValidId(*token)) progress_token = *token;
     meta = std::move(*found);
   }
-  if (coordinator_.InFlight(message.id) || (tasks_ && tasks_->InFlight(message.id))) {
-    return ReplyError(message.id, kInvalidRequest,
-                      "Invalid Request: request id " + Quote(IdKey(message.id)) +
-                          " is already in flight");
-  }
+  if (IdInFlight(message.id)) return RejectDuplicateId(message.id);
   const ToolSpec& spec = tool->spec();
   if (tasks_negotiated_) {
     // MCP 2025-11-25 tasks: execution.taskSupport decides (-32601 when it forbids).
@@ -389,6 +381,15 @@ WorkerPool::Job Session::MakeJob(uint64_t generation, std::shared_ptr<CallContro
                           std::move(returned));
     });
   };
+}
+
+bool Session::IdInFlight(const Json& id) const {
+  return coordinator_.InFlight(id) || (tasks_ && tasks_->InFlight(id));
+}
+
+void Session::RejectDuplicateId(const Json& id) {
+  ReplyError(id, kInvalidRequest,
+             "Invalid Request: request id " + Quote(IdKey(id)) + " is already in flight");
 }
 
 void Session::Reply(const Json& id, const Json& result) {

@@ -99,6 +99,9 @@ class Session {
   // At --max-inflight: collects finished results first, then tells whether still full.
   bool AtCapacity();
 
+  // A request answered later (a call, a task request) still uses `id`.
+  bool IdInFlight(const Json& id) const;
+  void RejectDuplicateId(const Json& id);
   void Reply(const Json& id, const Json& result);
   void ReplyError(const Json& id, int code, std::string_view message);
 
