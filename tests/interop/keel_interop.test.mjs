@@ -82,7 +82,7 @@ function keelTest(name, fn) {
   });
 }
 
-keelTest('initialize: serverInfo is keel, protocol 2025-11-25, capabilities tools and logging but not tasks', async ({ client, negotiated }) => {
+keelTest('initialize: serverInfo is keel, protocol 2025-11-25, capabilities tools, logging and tasks for tools/call', async ({ client, negotiated }) => {
   const info = client.getServerVersion();
   assert.equal(info?.name, 'keel');
   assert.equal(typeof info?.version, 'string');
@@ -90,7 +90,8 @@ keelTest('initialize: serverInfo is keel, protocol 2025-11-25, capabilities tool
   const caps = client.getServerCapabilities();
   assert.ok(caps?.tools, `tools capability missing: ${JSON.stringify(caps)}`);
   assert.ok(caps?.logging, `logging capability missing: ${JSON.stringify(caps)}`);
-  assert.equal(caps?.tasks, undefined, `tasks capability must not be advertised: ${JSON.stringify(caps)}`);
+  assert.deepEqual(caps?.tasks, { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+    `tasks capability: ${JSON.stringify(caps)}`);
   await client.close();
 });
 
