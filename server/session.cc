@@ -423,15 +423,16 @@ void Session::ShutdownNow() {
 void Session::FinishShutdown() {
   if (finished_) return;
   if (tasks_) {
-    tasks_->ShutDown();
     if (!tasks_->idle()) {
-      // Decided task states are still being written: finish once they are.
+      // Decided task states are still being written (their waiting tasks/result requests
+      // are answered then): finish once they are.
       if (!waiting_for_task_store_) {
         waiting_for_task_store_ = true;
         tasks_->set_on_idle([this] { FinishShutdown(); });
       }
       return;
     }
+    tasks_->ShutDown();  // tasks/result requests for work that never ended
   }
   finished_ = true;
   // Calls still held were settled by the shutdown: their jobs find them abandoned and

@@ -286,7 +286,7 @@ void TaskManager::Result(const Json& id, const Json& params) {
   Track(id);
   if (auto it = live_.find(*task_id); it != live_.end()) {
     Live& live = it->second;
-    if (!IsTerminal(live.record.status) || !live.persisted) {
+    if (!IsTerminal(live.record.status) || !live.terminal_written) {
       live.waiters.push_back(id);  // answered when the terminal state is written
       return;
     }
@@ -337,25 +337,28 @@ void TaskManager::Cancel(const Json& id, const Json& params) {
     live.record.cancel_phase = CancelPhase::kRequested;
     live.record.status_message = kCancelRequested;
     live.record.updated_ms = now;
+    const TaskRecord decided = live.record;
+    ++live.writes_pending;
     cancel_work_(live.generation);
     Store<bool>(
         [task_id = *task_id, now](TaskStore& store) {
           return store.Cancel(task_id, kCancelRequested, now);
         },
-        [this, id, task_id = *task_id](bool written, std::string error) {
-          auto it = live_.find(task_id);
-          if (it == live_.end()) return;  // cannot happen: erased only once persisted
+        [this, id, decided](bool written, std::string error) {
+          auto it = live_.find(decided.task_id);
+          if (it == live_.end()) return;  // cannot happen: erased only with no write pending
           Live& live = it->second;
+          --live.writes_pending;
           if (!error.empty() || !written) {
-            spdlog::error("task {}: could not write its cancellation ({})", task_id,
+            spdlog::error("task {}: could not write its cancellation ({})", decided.task_id,
                           error.empty() ? "the row is gone or terminal" : error);
           }
-          live.persisted = true;
-          AnswerResult(id, TaskJson(live.record));
-          NotifyStatus(live.record);
-          for (const Json& waiter : live.waiters) AnswerOutcome(waiter, live.record);
+          live.terminal_written = true;
+          AnswerResult(id, TaskJson(decided));
+          NotifyStatus(decided);
+          for (const Json& waiter : live.waiters) AnswerOutcome(waiter, decided);
           live.waiters.clear();
-          EraseIfDone(task_id);
+          EraseIfDone(decided.task_id);
         });
     return;
   }
@@ -432,7 +435,9 @@ void TaskManager::OnSettled(const std::string& task_id, CallState state, Json re
 }
 
 void TaskManager::Persist(const std::string& task_id) {
-  const TaskRecord decided = live_.at(task_id).record;
+  Live& live = live_.at(task_id);
+  const TaskRecord decided = live.record;
+  ++live.writes_pending;
   // Finish is a compare-and-set: if another keel process cancelled the row meanwhile, the
   // outcome is kept as what the work really did after that cancel (TASK-1).
   Store<std::optional<TaskRecord>>(
@@ -454,12 +459,13 @@ void TaskManager::Persist(const std::string& task_id) {
         auto it = live_.find(task_id);
         if (it == live_.end()) return;
         Live& live = it->second;
+        --live.writes_pending;
         if (!error.empty()) {
           spdlog::error("task {}: could not write its outcome: {}", task_id, error);
         } else if (row) {
           live.record = *row;  // the file's word wins over our decision
         }
-        live.persisted = true;
+        live.terminal_written = true;
         NotifyStatus(live.record);
         for (const Json& waiter : live.waiters) AnswerOutcome(waiter, live.record);
         live.waiters.clear();
@@ -501,20 +507,22 @@ void TaskManager::AfterCancel(const std::string& task_id, WorkEnd how, Json resu
   }
   task.updated_ms = now_ms_();
   const TaskRecord decided = task;
-  live.persisted = false;  // one more write before the entry may go
+  ++live.writes_pending;
   Store<bool>(
       [decided](TaskStore& store) {
         return store.RecordAfterCancel(decided.task_id, decided.cancel_phase,
                                        decided.status_message, decided.late_outcome,
                                        decided.updated_ms);
       },
-      [this, task_id](bool, std::string error) {
-        if (!error.empty()) spdlog::error("task {}: could not write its cancel phase: {}", task_id, error);
-        auto it = live_.find(task_id);
+      [this, decided](bool, std::string error) {
+        if (!error.empty()) {
+          spdlog::error("task {}: could not write its cancel phase: {}", decided.task_id, error);
+        }
+        auto it = live_.find(decided.task_id);
         if (it == live_.end()) return;
-        it->second.persisted = true;
-        NotifyStatus(it->second.record);
-        EraseIfDone(task_id);
+        --it->second.writes_pending;
+        NotifyStatus(decided);
+        EraseIfDone(decided.task_id);
       });
 }
 
@@ -522,7 +530,8 @@ void TaskManager::EraseIfDone(const std::string& task_id) {
   auto it = live_.find(task_id);
   if (it == live_.end()) return;
   const Live& live = it->second;
-  if (live.work_ended && live.persisted && IsTerminal(live.record.status) && live.waiters.empty()) {
+  if (live.work_ended && live.terminal_written && live.writes_pending == 0 &&
+      live.waiters.empty()) {
     live_.erase(it);
   }
 }

@@ -12,7 +12,8 @@
 //     (FIFO), so tasks/get posted after a decision reads it.
 //  3. tasks/cancel of a live task: the task is cancelled in memory, its work is cancelled
 //     (no progress after), the row is written cancelled (phase requested), and only then is
-//     the response sent. Whatever the work does later leaves the status cancelled; when its
+//     the response sent, saying what was written. Answers and status notifications always
+//     show a state once it is written, in the order written. Whatever the work does later leaves the status cancelled; when its
 //     worker returns, the phase becomes observed (it stopped at a checkpoint, or never
 //     started) or finished_after_cancel (it ran to its end; what it returned is kept).
 //  4. tasks/result of a live task waits, without polling, until the terminal state is
@@ -125,7 +126,8 @@ class TaskManager {
     TaskRecord record;          // the loop's view: status is the decided one
     uint64_t generation = 0;    // its work in the coordinator
     bool work_ended = false;    // the worker returned, or the work never started
-    bool persisted = false;     // the terminal state is written (or failed to be)
+    bool terminal_written = false;  // the terminal state is written (or failed to be)
+    size_t writes_pending = 0;      // store writes of this task not yet come back
     std::vector<Json> waiters;  // tasks/result requests, in arrival order
   };
 
