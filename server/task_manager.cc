@@ -150,8 +150,9 @@ void TaskManager::Create(CreateRequest request) {
         }
         if (created.outcome == TaskStore::CreateOutcome::kExisting) {
           // Idempotent creation: the task this key made before, whatever its state.
-          return AnswerResult(id, Json{{"task", TaskJson(task)},
-                                       {"_meta", {{"dev.keel/existing-task", true}}}});
+          Json meta = RelatedTaskMeta(task.task_id);
+          meta["dev.keel/existing-task"] = true;
+          return AnswerResult(id, Json{{"task", TaskJson(task)}, {"_meta", std::move(meta)}});
         }
         if (pending_.count(IdKey(id)) != 0 && pending_[IdKey(id)]) {
           // The client cancelled the tools/call before it was answered: it will never
@@ -173,7 +174,7 @@ void TaskManager::Create(CreateRequest request) {
         const std::string task_id = task.task_id;
         Live& live = live_[task_id];
         live.record = task;
-        AnswerResult(id, Json{{"task", TaskJson(task)}});
+        AnswerResult(id, Json{{"task", TaskJson(task)}, {"_meta", RelatedTaskMeta(task_id)}});
         const std::optional<uint64_t> generation = start_(task, std::move(token));
         if (generation) {
           live.generation = *generation;
@@ -224,7 +225,7 @@ void TaskManager::Get(const Json& id, const Json& params) {
           return AnswerError(id, kInvalidParams, "Failed to retrieve task: Task has expired",
                              Json{{"taskId", task_id}});
         }
-        AnswerResult(id, TaskJson(*task));
+        AnswerResult(id, WithRelatedTask(TaskJson(*task), task_id));
       });
 }
 
@@ -354,7 +355,7 @@ void TaskManager::Cancel(const Json& id, const Json& params) {
                           error.empty() ? "the row is gone or terminal" : error);
           }
           live.terminal_written = true;
-          AnswerResult(id, TaskJson(decided));
+          AnswerResult(id, WithRelatedTask(TaskJson(decided), decided.task_id));
           NotifyStatus(decided);
           for (const Json& waiter : live.waiters) AnswerOutcome(waiter, decided);
           live.waiters.clear();
@@ -394,7 +395,7 @@ void TaskManager::Cancel(const Json& id, const Json& params) {
                                  std::string(TaskStatusName(outcome.task->status)) + "'",
                              Json{{"taskId", task_id}});
         }
-        AnswerResult(id, TaskJson(*outcome.task));
+        AnswerResult(id, WithRelatedTask(TaskJson(*outcome.task), task_id));
         NotifyStatus(*outcome.task);
       });
 }
