@@ -161,12 +161,11 @@ void TaskManager::Create(CreateRequest request) {
           const std::string task_id = task.task_id;
           Store<bool>(
               [task_id, now = now_ms_()](TaskStore& store) {
-                return store.Cancel(task_id,
-                                    "The tools/call that created this task was cancelled "
-                                    "before keel answered it; the work never started.",
-                                    now) &&
-                       store.RecordAfterCancel(task_id, CancelPhase::kObserved,
-                                               kCancelNeverStarted, Json(), now);
+                constexpr const char* kWhy =
+                    "Cancelled: the tools/call that created this task was cancelled before "
+                    "keel answered it (cancel_observed): the work never started.";
+                return store.Cancel(task_id, kWhy, now) &&
+                       store.RecordAfterCancel(task_id, CancelPhase::kObserved, kWhy, Json(), now);
               },
               [](bool, std::string) {});
           return;
