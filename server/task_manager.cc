@@ -206,6 +206,22 @@ std::optional<std::string> TaskManager::TaskIdParam(const Json& id, const Json& 
   return std::nullopt;
 }
 
+bool TaskManager::AnswerIfUnavailable(const Json& id, const std::string& task_id,
+                                      const std::optional<TaskRecord>& task,
+                                      const std::string& error, const char* action) {
+  const std::string failed = std::string("Failed to ") + action + " task: ";
+  if (!error.empty()) {
+    AnswerError(id, kInternalError, failed + error, Json{{"taskId", task_id}});
+  } else if (!task) {
+    AnswerError(id, kInvalidParams, failed + "Task not found", Json{{"taskId", task_id}});
+  } else if (task->Expired(now_ms_())) {
+    AnswerError(id, kInvalidParams, failed + "Task has expired", Json{{"taskId", task_id}});
+  } else {
+    return false;
+  }
+  return true;
+}
+
 void TaskManager::Get(const Json& id, const Json& params) {
   const std::optional<std::string> task_id = TaskIdParam(id, params);
   if (!task_id) return;
@@ -213,17 +229,7 @@ void TaskManager::Get(const Json& id, const Json& params) {
   Store<std::optional<TaskRecord>>(
       [task_id = *task_id](TaskStore& store) { return store.Get(task_id); },
       [this, id, task_id = *task_id](std::optional<TaskRecord> task, std::string error) {
-        if (!error.empty()) {
-          return AnswerError(id, kInternalError, "Failed to retrieve task: " + error);
-        }
-        if (!task) {
-          return AnswerError(id, kInvalidParams, "Failed to retrieve task: Task not found",
-                             Json{{"taskId", task_id}});
-        }
-        if (task->Expired(now_ms_())) {
-          return AnswerError(id, kInvalidParams, "Failed to retrieve task: Task has expired",
-                             Json{{"taskId", task_id}});
-        }
+        if (AnswerIfUnavailable(id, task_id, task, error, "retrieve")) return;
         AnswerResult(id, WithRelatedTask(TaskJson(*task), task_id));
       });
 }
@@ -295,17 +301,7 @@ void TaskManager::Result(const Json& id, const Json& params) {
   Store<std::optional<TaskRecord>>(
       [task_id = *task_id](TaskStore& store) { return store.Get(task_id); },
       [this, id, task_id = *task_id](std::optional<TaskRecord> task, std::string error) {
-        if (!error.empty()) {
-          return AnswerError(id, kInternalError, "Failed to retrieve task: " + error);
-        }
-        if (!task) {
-          return AnswerError(id, kInvalidParams, "Failed to retrieve task: Task not found",
-                             Json{{"taskId", task_id}});
-        }
-        if (task->Expired(now_ms_())) {
-          return AnswerError(id, kInvalidParams, "Failed to retrieve task: Task has expired",
-                             Json{{"taskId", task_id}});
-        }
+        if (AnswerIfUnavailable(id, task_id, task, error, "retrieve")) return;
         if (IsTerminal(task->status)) return AnswerOutcome(id, *task);
         if (auto it = live_.find(task_id); it != live_.end()) {
           it->second.waiters.push_back(id);  // created here meanwhile
@@ -379,15 +375,7 @@ void TaskManager::Cancel(const Json& id, const Json& params) {
         return outcome;
       },
       [this, id, task_id = *task_id](Outcome outcome, std::string error) {
-        if (!error.empty()) return AnswerError(id, kInternalError, "Failed to cancel task: " + error);
-        if (!outcome.task) {
-          return AnswerError(id, kInvalidParams, "Failed to cancel task: Task not found",
-                             Json{{"taskId", task_id}});
-        }
-        if (outcome.task->Expired(now_ms_())) {
-          return AnswerError(id, kInvalidParams, "Failed to cancel task: Task has expired",
-                             Json{{"taskId", task_id}});
-        }
+        if (AnswerIfUnavailable(id, task_id, outcome.task, error, "cancel")) return;
         if (!outcome.cancelled) {
           return AnswerError(id, kInvalidParams,
                              "Cannot cancel task: already in terminal status '" +

@@ -150,6 +150,11 @@ class TaskManager {
   void Persist(const std::string& task_id);
   void AfterCancel(const std::string& task_id, WorkEnd how, Json result);
   void EraseIfDone(const std::string& task_id);
+  // Answers the error when the store failed, or the task is unknown or expired ("Failed
+  // to <action> task: ..."); false when `task` is there to use.
+  bool AnswerIfUnavailable(const Json& id, const std::string& task_id,
+                           const std::optional<TaskRecord>& task, const std::string& error,
+                           const char* action);
   // The task id of tasks/get|result|cancel params, or an error answered (nullopt).
   std::optional<std::string> TaskIdParam(const Json& id, const Json& params);
   void JobDone();

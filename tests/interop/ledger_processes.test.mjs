@@ -14,11 +14,13 @@
 // skipped and the schema-version test patches the SQLite header instead.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { startRawKeel, withTimeout } from './raw_keel.mjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 
@@ -49,76 +51,18 @@ function freshDir(t) {
   return dir;
 }
 
-// keel as a child process speaking raw JSON-RPC lines. `k.request()` sends a request and
-// resolves with its response; `k.exited` resolves with { code, signal }.
+// keel as a child process speaking raw JSON-RPC lines (see raw_keel.mjs).
 function startKeel(t, { db, args = [], env = {} }) {
-  const child = spawn(KEEL, args, {
-    cwd: dirname(db),
-    env: { ...process.env, KEEL_DB: db, ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
+  const k = startRawKeel(t, {
+    binary: KEEL, args, env: { KEEL_DB: db, ...env }, cwd: dirname(db),
+    clientName: 'ledger-processes', waitMs: WAIT_TIMEOUT_MS,
   });
-  const k = { child, stdout: '', stderr: '', messages: [], pending: new Map(), nextId: 1, exit: null };
-  k.exited = new Promise((res) => child.on('exit', (code, signal) => {
-    k.exit = { code, signal };
-    for (const [, p] of k.pending) p.reject(new Error(`keel exited (${code ?? signal}) before answering`));
-    k.pending.clear();
-    res(k.exit);
-  }));
-  child.on('error', (e) => { throw e; });
-  child.stdin.on('error', () => {});  // EPIPE after keel died: the exit is what the test checks
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (d) => { k.stderr = (k.stderr + d).slice(-16000); });
-  let partial = '';
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (d) => {
-    k.stdout += d;
-    const lines = (partial + d).split('\n');
-    partial = lines.pop();
-    for (const line of lines) {
-      const msg = JSON.parse(line);
-      k.messages.push(msg);
-      const p = k.pending.get(msg.id);
-      if (p) { k.pending.delete(msg.id); p.resolve(msg); }
-    }
-  });
-  // Sends now (synchronously) and returns the promise of the response.
-  k.request = (method, params) => {
-    const id = k.nextId++;
-    const answered = new Promise((res, rej) => {
-      const timer = setTimeout(() => {
-        if (k.pending.delete(id)) rej(new Error(`no answer to ${method} id ${id} within ${WAIT_TIMEOUT_MS} ms`));
-      }, WAIT_TIMEOUT_MS);
-      k.pending.set(id, {
-        resolve: (m) => { clearTimeout(timer); res(m); },
-        reject: (e) => { clearTimeout(timer); rej(e); },
-      });
-    });
-    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
-    return answered;
-  };
-  k.initialize = async () => {
-    const r = await k.request('initialize', {
-      protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'ledger-processes', version: '0' },
-    });
-    assert.ok(r.result, `initialize failed: ${JSON.stringify(r)}`);
-    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
-  };
   k.call = (name, args, meta) => k.request('tools/call', meta ? { name, arguments: args, _meta: meta } : { name, arguments: args });
-  // Closes stdin and waits for keel to exit.
-  k.close = async () => {
-    child.stdin.end();
-    return withTimeout(k.exited, 'keel to exit after EOF');
-  };
-  t.after(() => { if (k.exit === null) child.kill('SIGKILL'); });
   return k;
 }
 
-function withTimeout(promise, what, ms = WAIT_TIMEOUT_MS) {
-  let timer;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise((_, rej) => { timer = setTimeout(() => rej(new Error(`timed out waiting for ${what}`)), ms); }),
-  ]);
+function waitFor(promise, what) {
+  return withTimeout(promise, what, WAIT_TIMEOUT_MS);
 }
 
 // The tool result of a tools/call response (fails on a JSON-RPC error or a tool error).
@@ -212,7 +156,7 @@ for (const { step, retryReplays } of CRASHES) {
       await first.initialize();
       const answer = first.call('charge_account', args);
       await assert.rejects(answer, /exited/, 'the crashing call must not be answered');
-      const exit = await withTimeout(first.exited, 'keel to die');
+      const exit = await waitFor(first.exited, 'keel to die');
       assert.equal(exit.signal, 'SIGKILL', `keel must die by SIGKILL, got ${JSON.stringify(exit)}`);
       assert.equal(first.messages.filter((m) => m.id !== 1).length, 0, 'no answer after initialize');
       assert.match(first.stderr, new RegExp(`KEEL_TEST_CRASH_AT=${step}`));
@@ -293,7 +237,7 @@ test('IDEM-4: a database written by a newer keel (user_version 999) → exit 78,
       } finally { closeSync(fd); }
     }
     const newer = startKeel(t, { db });
-    const exit = await withTimeout(newer.exited, 'keel to refuse the database');
+    const exit = await waitFor(newer.exited, 'keel to refuse the database');
     assert.equal(exit.code, 78, `exit ${JSON.stringify(exit)}; stderr: ${newer.stderr}`);
     assert.equal(newer.stdout, '', 'nothing on stdout');
     assert.match(newer.stderr, /newer/, `stderr: ${newer.stderr}`);

@@ -13,11 +13,13 @@
 // reads the tasks table directly between the two processes; without it that check is skipped.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+
+import { startRawKeel, withTimeout } from './raw_keel.mjs';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const KEEL = process.env.KEEL_BINARY ? resolve(process.env.KEEL_BINARY) : join(repo, 'build', 'keel');
@@ -52,70 +54,23 @@ function freshDir(t) {
   return dir;
 }
 
-function withTimeout(promise, what, ms = WAIT_TIMEOUT_MS) {
-  let timer;
-  return Promise.race([
-    promise.finally(() => clearTimeout(timer)),
-    new Promise((_, rej) => { timer = setTimeout(() => rej(new Error(`timed out waiting for ${what}`)), ms); }),
-  ]);
+function waitFor(promise, what) {
+  return withTimeout(promise, what, WAIT_TIMEOUT_MS);
 }
 
 // keel as a child process speaking raw JSON-RPC lines on --db `db`. `k.request()` sends a
 // request and resolves with its response (a JSON-RPC error resolves too); `k.exited`
 // resolves with { code, signal }; k.messages is everything keel wrote, in order.
 function startKeel(t, { db, args = [], env = {} }) {
-  const child = spawn(KEEL, ['--test-tools', '--db', db, '--task-poll-interval', '50', ...args], {
-    cwd: dirname(db),
-    env: { ...process.env, ...env },
-    stdio: ['pipe', 'pipe', 'pipe'],
+  const k = startRawKeel(t, {
+    binary: KEEL, args: ['--test-tools', '--db', db, '--task-poll-interval', '50', ...args],
+    env, cwd: dirname(db), clientName: 'tasks-restart', waitMs: WAIT_TIMEOUT_MS,
   });
-  const k = { child, pid: child.pid, stdout: '', stderr: '', messages: [], pending: new Map(), nextId: 1, exit: null };
-  k.exited = new Promise((res) => child.on('exit', (code, signal) => {
-    k.exit = { code, signal };
-    for (const [, p] of k.pending) p.reject(new Error(`keel exited (${code ?? signal}) before answering`));
-    k.pending.clear();
-    res(k.exit);
-  }));
-  child.on('error', (e) => { throw e; });
-  child.stdin.on('error', () => {});  // EPIPE after keel died: the exit is what the test checks
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (d) => { k.stderr = (k.stderr + d).slice(-16000); });
-  let partial = '';
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (d) => {
-    k.stdout += d;
-    const lines = (partial + d).split('\n');
-    partial = lines.pop();
-    for (const line of lines) {
-      const msg = JSON.parse(line);
-      k.messages.push(msg);
-      const p = k.pending.get(msg.id);
-      if (p && ('result' in msg || 'error' in msg)) { k.pending.delete(msg.id); p.resolve(msg); }
-    }
-  });
-  k.send = (msg) => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...msg }) + '\n');
-  // Sends now (synchronously) and returns the promise of the response.
-  k.request = (method, params) => {
-    const id = k.nextId++;
-    const answered = new Promise((res, rej) => {
-      const timer = setTimeout(() => {
-        if (k.pending.delete(id)) rej(new Error(`no answer to ${method} id ${id} within ${WAIT_TIMEOUT_MS} ms`));
-      }, WAIT_TIMEOUT_MS);
-      k.pending.set(id, {
-        resolve: (m) => { clearTimeout(timer); res(m); },
-        reject: (e) => { clearTimeout(timer); rej(e); },
-      });
-    });
-    k.send({ id, method, params });
-    return answered;
-  };
+  const initialize = k.initialize;
   k.initialize = async () => {
-    const r = await k.request('initialize', {
-      protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'tasks-restart', version: '0' },
-    });
-    assert.ok(r.result, `initialize failed: ${JSON.stringify(r)}`);
-    assert.ok(r.result.capabilities?.tasks, `no tasks capability: ${JSON.stringify(r.result.capabilities)}`);
-    k.send({ method: 'notifications/initialized' });
+    const result = await initialize();
+    assert.ok(result.capabilities?.tasks, `no tasks capability: ${JSON.stringify(result.capabilities)}`);
+    return result;
   };
   // tools/call with params.task; resolves with the raw response.
   k.createTask = (name, args, task = {}) => k.request('tools/call', { name, arguments: args, task });
@@ -149,16 +104,10 @@ function startKeel(t, { db, args = [], env = {} }) {
     }
     assert.fail('tasks/list does not end');
   };
-  // Closes stdin and waits for keel to exit.
-  k.close = async () => {
-    child.stdin.end();
-    return withTimeout(k.exited, 'keel to exit after EOF');
-  };
   k.kill = async () => {
     process.kill(k.pid, 'SIGKILL');
-    return withTimeout(k.exited, 'keel to die');
+    return waitFor(k.exited, 'keel to die');
   };
-  t.after(() => { if (k.exit === null) child.kill('SIGKILL'); });
   return k;
 }
 
@@ -302,7 +251,7 @@ for (const { step, happened } of CRASHES) {
       // kills keel) starts then too: the answer may or may not get out before the kill.
       const answer = first.createTask('charge_account', args, { ttl: 600000 });
       answer.catch(() => {});
-      const exit = await withTimeout(first.exited, 'keel to kill itself');
+      const exit = await waitFor(first.exited, 'keel to kill itself');
       assert.equal(exit.signal, 'SIGKILL', `keel must die by SIGKILL, got ${JSON.stringify(exit)}`);
       assert.match(first.stderr, new RegExp(`KEEL_TEST_CRASH_AT=${step}`));
       const maybe = first.messages.find((m) => m.id === 2);
