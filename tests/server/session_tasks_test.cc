@@ -240,3 +240,47 @@ TEST_CASE("a task whose row commits after shutdown began fails without running, 
 }
 
 }  // namespace keel
+
+namespace keel {
+
+TEST_CASE("a charge that commits before tasks/cancel is decided is recorded as what happened: "
+          "the task stays cancelled, its late outcome and the ledger show the charge",
+          "[tasks][TASK-1][IDEM-3]") {
+  TaskHarness h(/*workers=*/1, TaskOptions(), /*ledger_tools=*/true);
+  h.Initialize();
+  // The one worker is held first, so the charge task's job waits behind it.
+  h.Send(Json{{"jsonrpc", "2.0"}, {"id", "gate"}, {"method", "tools/call"},
+              {"params", {{"name", "latch_wait"}, {"arguments", {{"name", "G"}}}}}});
+  const std::string task_id = h.CreateTask(
+      1, "charge_account", {{"account", "acct-1"}, {"cents", 700}, {"idempotencyKey", "k-1"}});
+  h.Pump();  // the charge's job goes to the pool, behind the gate
+  // Open the gate without running the loop: both jobs finish, their results wait in the
+  // loop's mailbox, so the loop has not seen the charge complete when the cancel arrives.
+  h.session().HandleLine(Json{{"jsonrpc", "2.0"}, {"id", "open"}, {"method", "tools/call"},
+                              {"params", {{"name", "latch_release"},
+                                          {"arguments", {{"name", "G"}}}}}}.dump());
+  REQUIRE(h.pool().WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
+  h.session().HandleLine(Json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tasks/cancel"},
+                              {"params", {{"taskId", task_id}}}}.dump());
+
+  const Json cancelled = h.Answer(2);
+  REQUIRE(cancelled["result"]["status"] == "cancelled");
+  REQUIRE(h.WaitUntil([&] {
+    const auto status = h.StatusOf(task_id);
+    return !status.empty() && Contains(status.back()["statusMessage"], "finished_after_cancel");
+  }));
+  const Json result = h.Request(3, "tasks/result", {{"taskId", task_id}});
+  REQUIRE(result.contains("error"));  // cancelled: no success, whatever the work did
+  const Json late = result["error"]["data"]["lateOutcome"];
+  CHECK(late["structuredContent"]["balance_cents"] == 100000 - 700);
+  // The ledger holds the same charge, run once.
+  const Json lookup = h.Request(4, "tools/call",
+                                {{"name", "ledger_lookup"},
+                                 {"arguments", {{"tool", "charge_account"}, {"key", "k-1"}}}});
+  CHECK(lookup["result"]["structuredContent"]["state"] == "committed");
+  CHECK(lookup["result"]["structuredContent"]["executions"] == 1);
+  CHECK(lookup["result"]["structuredContent"]["result"]["structuredContent"]["charge_id"] ==
+        late["structuredContent"]["charge_id"]);
+}
+
+}  // namespace keel

@@ -17,10 +17,12 @@
 #include "ledger/database.h"
 #include "ledger/schema.h"
 #include "server/event_loop.h"
+#include "server/ledger_service.h"
 #include "server/session.h"
 #include "server/task_store_thread.h"
 #include "server/tool_registry.h"
 #include "server/tools/echo_tool.h"
+#include "server/tools/ledger_tools.h"
 #include "server/tools/test_tools.h"
 #include "server/worker_pool.h"
 
@@ -28,7 +30,9 @@ namespace keel {
 
 class TaskHarness {
  public:
-  explicit TaskHarness(size_t workers = 2, TaskOptions task_options = TaskOptions()) {
+  // `ledger_tools`: also serve charge_account, reserve_inventory and ledger_lookup.
+  explicit TaskHarness(size_t workers = 2, TaskOptions task_options = TaskOptions(),
+                       bool ledger_tools = false) {
     std::string error;
     {
       auto db = Database::Open(Path(), &error);
@@ -39,6 +43,12 @@ class TaskHarness {
     REQUIRE(store_ != nullptr);
     registry_.Register(MakeEchoTool());
     for (auto& tool : MakeTestTools()) registry_.Register(std::move(tool));
+    if (ledger_tools) {
+      int exit_code = 0;
+      ledger_ = LedgerService::Open({Path(), 3'600'000, "keel-test"}, &error, &exit_code);
+      REQUIRE(ledger_ != nullptr);
+      for (auto& tool : MakeLedgerTools(ledger_)) registry_.Register(std::move(tool));
+    }
     pool_ = std::make_unique<WorkerPool>(workers);
     SessionOptions options;
     if (task_options.owner.empty()) task_options.owner = "keel-test";
@@ -118,6 +128,7 @@ class TaskHarness {
   Session& session() { return *session_; }
   FakeClock& clock() { return clock_; }
   TaskStoreThread& store() { return *store_; }
+  WorkerPool& pool() { return *pool_; }
   bool finished() const { return finished_; }
 
   std::atomic<int64_t> wall_ms{1'800'000'000'000};
@@ -127,6 +138,7 @@ class TaskHarness {
   FakeClock clock_;
   EventLoop loop_{clock_};
   std::unique_ptr<TaskStoreThread> store_;
+  std::shared_ptr<LedgerService> ledger_;
   RecordingSink sink_;
   ToolRegistry registry_;
   std::unique_ptr<WorkerPool> pool_;
