@@ -11,81 +11,20 @@
 // sent, in order. keel handles its input in order on one loop and writes its output in
 // order, so "nothing for id N after the response to a later request" is a real observation,
 // not a timing guess.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { sdkKeelTest } from './sdk_keel.mjs';
 
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const KEEL = process.env.KEEL_BINARY ? resolve(process.env.KEEL_BINARY) : join(repo, 'build', 'keel');
 const TEST_TIMEOUT_MS = 20000;
 const REQUEST_TIMEOUT_MS = 5000;
 const reqOpts = { timeout: REQUEST_TIMEOUT_MS };
-
-if (!existsSync(KEEL)) {
-  throw new Error(`keel binary not found at ${KEEL}: run scripts/build or set KEEL_BINARY`);
-}
 
 // A real wait: only to let keel reach a state (a call picked up by a worker) or to poll for
 // a message the SDK sends from its own timer; never an assertion.
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// Starts keel with --test-tools and `extraArgs`, connects (initialize +
-// notifications/initialized), then records raw traffic: k.seen (from keel) and k.sent (to keel).
-async function startKeel(extraArgs = []) {
-  const cwd = mkdtempSync(join(tmpdir(), 'keel-interop-'));
-  const transport = new StdioClientTransport({
-    command: KEEL, args: ['--test-tools', ...extraArgs], cwd, stderr: 'pipe',
-    env: { ...getDefaultEnvironment(), KEEL_DB: join(cwd, 'keel.db') },
-  });
-  const k = { transport, cwd, stderr: '', negotiated: null, child: null, exit: null, seen: [], sent: [], errors: [] };
-  transport.stderr.setEncoding('utf8');
-  transport.stderr.on('data', (d) => { k.stderr = (k.stderr + d).slice(-8000); });
-  transport.setProtocolVersion = (v) => { k.negotiated = v; };
-  k.client = new Client({ name: 'keel-interop-test', version: '0.0.0' });
-  // Progress for a request the SDK already gave up on lands here ("unknown token"); kept for
-  // diagnostics, not a failure.
-  k.client.onerror = (e) => { k.errors.push(String(e?.message ?? e)); };
-  const connecting = k.client.connect(transport, reqOpts);
-  // The ChildProcess is private to the transport; read (never changed) only to learn keel's
-  // exit, which the transport does not expose.
-  k.child = transport._process ?? null;
-  k.child?.once('exit', (code, signal) => { k.exit = { code, signal, at: performance.now() }; });
-  k.pid = transport.pid;
-  await connecting;
-  // Wrap after connect: the SDK's Protocol installed its onmessage during connect; the stdio
-  // transport reads this.onmessage for every line, so the wrapper sees every message first.
-  const orig = transport.onmessage;
-  transport.onmessage = (m, extra) => { k.seen.push(m); orig?.(m, extra); };
-  const origSend = transport.send.bind(transport);
-  transport.send = (m, options) => { k.sent.push(m); return origSend(m, options); };
-  return k;
-}
-
-// A test with its own keel (started with `args`): keel's stderr is appended to any failure,
-// and no keel process or temporary directory outlives the test.
 function keelTest(name, args, fn) {
-  test(name, { timeout: TEST_TIMEOUT_MS }, async (t) => {
-    let k = null;
-    try {
-      k = await startKeel(args);
-      await fn(k, t);
-    } catch (err) {
-      if (k?.stderr.trim() && err instanceof Error) err.message += `\n--- keel stderr (tail) ---\n${k.stderr}`;
-      throw err;
-    } finally {
-      if (k) {
-        try { await k.client.close(); } catch {}
-        if (k.child && k.exit === null && k.child.exitCode === null) k.child.kill('SIGKILL');
-        rmSync(k.cwd, { recursive: true, force: true });
-      }
-    }
-  });
+  sdkKeelTest(name, { args, timeoutMs: TEST_TIMEOUT_MS }, fn);
 }
 
 const isResponse = (m) => 'id' in m && ('result' in m || 'error' in m);

@@ -2,26 +2,14 @@
 // Run: npm run test:interop   (or: node --test tests/interop/)
 // The binary is $KEEL_BINARY, else <repo>/build/keel; it is started with --test-tools.
 // Every test starts its own keel (in a fresh temporary working directory) and stops it.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { McpError, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { sdkKeelTest } from './sdk_keel.mjs';
 
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const KEEL = process.env.KEEL_BINARY ? resolve(process.env.KEEL_BINARY) : join(repo, 'build', 'keel');
 const TEST_TIMEOUT_MS = 15000;
 const REQUEST_TIMEOUT_MS = 5000;
 const EXIT_BUDGET_MS = 2000;
 const reqOpts = { timeout: REQUEST_TIMEOUT_MS };
-
-if (!existsSync(KEEL)) {
-  throw new Error(`keel binary not found at ${KEEL}: run scripts/build or set KEEL_BINARY`);
-}
 
 // A real wait, used only to poll whether keel's pid is gone: process exit has no event to
 // await when the SDK owns the child. The 2 s bound is the hosts' SIGTERM deadline, not a
@@ -38,48 +26,8 @@ function alive(pid) {
   }
 }
 
-// Starts keel with --test-tools and connects (initialize + notifications/initialized).
-async function startKeel() {
-  const cwd = mkdtempSync(join(tmpdir(), 'keel-interop-'));
-  const transport = new StdioClientTransport({
-    command: KEEL, args: ['--test-tools'], cwd, stderr: 'pipe',
-    env: { ...getDefaultEnvironment(), KEEL_DB: join(cwd, 'keel.db') },  // a fresh ledger per test
-  });
-  const k = { transport, cwd, stderr: '', negotiated: null, child: null, exit: null };
-  transport.stderr.setEncoding('utf8');
-  transport.stderr.on('data', (d) => { k.stderr = (k.stderr + d).slice(-8000); });
-  // The client calls transport.setProtocolVersion(v) with the negotiated version when
-  // the transport has that method; the stdio transport has none, so this only records it.
-  transport.setProtocolVersion = (v) => { k.negotiated = v; };
-  k.client = new Client({ name: 'keel-interop-test', version: '0.0.0' });
-  const connecting = k.client.connect(transport, reqOpts);
-  // The ChildProcess is private to the transport; it is read (never changed) only to
-  // learn keel's exit code and signal, which the transport does not expose.
-  k.child = transport._process ?? null;
-  k.child?.once('exit', (code, signal) => { k.exit = { code, signal, at: performance.now() }; });
-  k.pid = transport.pid;
-  await connecting;
-  return k;
-}
-
-// A test with its own keel: keel's stderr is appended to any failure, and no keel
-// process or temporary directory outlives the test.
 function keelTest(name, fn) {
-  test(name, { timeout: TEST_TIMEOUT_MS }, async (t) => {
-    let k = null;
-    try {
-      k = await startKeel();
-      await fn(k, t);
-    } catch (err) {
-      if (k?.stderr.trim() && err instanceof Error) err.message += `\n--- keel stderr (tail) ---\n${k.stderr}`;
-      throw err;
-    } finally {
-      if (k) {
-        if (k.child && k.exit === null && k.child.exitCode === null) k.child.kill('SIGKILL');
-        rmSync(k.cwd, { recursive: true, force: true });
-      }
-    }
-  });
+  sdkKeelTest(name, { timeoutMs: TEST_TIMEOUT_MS }, fn);
 }
 
 keelTest('initialize: serverInfo is keel, protocol 2025-11-25, capabilities tools, logging and tasks for tools/call', async ({ client, negotiated }) => {

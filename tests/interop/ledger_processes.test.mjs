@@ -15,40 +15,21 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { closeSync, existsSync, openSync, readSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
-import { startRawKeel, withTimeout } from './raw_keel.mjs';
+import { HAVE_SQLITE3, KEEL, freshDir as makeDir, sql, startRawKeel, withTimeout } from './raw_keel.mjs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const KEEL = process.env.KEEL_BINARY ? resolve(process.env.KEEL_BINARY) : join(repo, 'build', 'keel');
 const TEST_TIMEOUT_MS = 120000;
 const WAIT_TIMEOUT_MS = 30000;
 const REPLAYED = 'dev.keel/replayed';
 const KEY_META = 'dev.keel/idempotency-key';
 const OPENING_BALANCE = 100000;
 
-if (!existsSync(KEEL)) {
-  throw new Error(`keel binary not found at ${KEEL}: run scripts/build or set KEEL_BINARY`);
-}
-
-const HAVE_SQLITE3 = spawnSync('sqlite3', ['-version'], { encoding: 'utf8' }).status === 0;
-
-// Runs SQL on the database file with the sqlite3 CLI (only when keel is not running on it).
-function sql(db, query) {
-  const r = spawnSync('sqlite3', [db, query], { encoding: 'utf8' });
-  assert.equal(r.status, 0, `sqlite3 ${query}: ${r.stderr}`);
-  return r.stdout.trim();
-}
-
 function freshDir(t) {
-  const dir = mkdtempSync(join(tmpdir(), 'keel-ledger-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+  return makeDir(t, 'keel-ledger-');
 }
 
 // keel as a child process speaking raw JSON-RPC lines (see raw_keel.mjs).

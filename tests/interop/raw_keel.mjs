@@ -11,8 +11,36 @@
 //   k.initialize() does initialize (2025-11-25) + notifications/initialized, returns the result;
 //   k.close() closes stdin and waits for the exit.
 // keel is SIGKILLed after the test if it is still running.
+// Also: KEEL (the binary: $KEEL_BINARY, else build/keel), freshDir(t, prefix) (a temporary
+// directory removed after the test), HAVE_SQLITE3 and sql(db, query) (the sqlite3 CLI, to
+// read a database file while no keel runs on it).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const KEEL = process.env.KEEL_BINARY ? resolve(process.env.KEEL_BINARY) : join(repo, 'build', 'keel');
+
+if (!existsSync(KEEL)) {
+  throw new Error(`keel binary not found at ${KEEL}: run scripts/build or set KEEL_BINARY`);
+}
+
+export const HAVE_SQLITE3 = spawnSync('sqlite3', ['-version'], { encoding: 'utf8' }).status === 0;
+
+export function sql(db, query) {
+  const r = spawnSync('sqlite3', [db, query], { encoding: 'utf8' });
+  assert.equal(r.status, 0, `sqlite3 ${query}: ${r.stderr}`);
+  return r.stdout.trim();
+}
+
+export function freshDir(t, prefix = 'keel-') {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
 
 export function startRawKeel(t, { binary, args = [], env = {}, cwd, clientName = 'raw', waitMs = 20000 }) {
   const child = spawn(binary, args, { cwd, env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });

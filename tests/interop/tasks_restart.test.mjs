@@ -13,16 +13,10 @@
 // reads the tasks table directly between the two processes; without it that check is skipped.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
 
-import { startRawKeel, withTimeout } from './raw_keel.mjs';
+import { HAVE_SQLITE3, KEEL, freshDir as makeDir, sql, startRawKeel, withTimeout } from './raw_keel.mjs';
 
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const KEEL = process.env.KEEL_BINARY ? resolve(process.env.KEEL_BINARY) : join(repo, 'build', 'keel');
 const TEST_TIMEOUT_MS = 60000;
 const WAIT_TIMEOUT_MS = 20000;
 const RELATED = 'io.modelcontextprotocol/related-task';
@@ -32,26 +26,11 @@ const RESTARTED = 'keel restarted while this task was running';
 const OPENING_BALANCE = 100000;
 const TASK_ID = /^[0-9a-f]{32}$/;
 
-if (!existsSync(KEEL)) {
-  throw new Error(`keel binary not found at ${KEEL}: run scripts/build or set KEEL_BINARY`);
-}
-
-const HAVE_SQLITE3 = spawnSync('sqlite3', ['-version'], { encoding: 'utf8' }).status === 0;
-
-// Runs SQL on the database file with the sqlite3 CLI (only while no keel runs on it).
-function sql(db, query) {
-  const r = spawnSync('sqlite3', [db, query], { encoding: 'utf8' });
-  assert.equal(r.status, 0, `sqlite3 ${query}: ${r.stderr}`);
-  return r.stdout.trim();
-}
-
 // A real wait, only between polls of a condition; never an assertion.
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function freshDir(t) {
-  const dir = mkdtempSync(join(tmpdir(), 'keel-tasks-restart-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
+  return makeDir(t, 'keel-tasks-restart-');
 }
 
 function waitFor(promise, what) {

@@ -10,20 +10,12 @@
 // Raw traffic: after connect, the transport's onmessage and send are wrapped, so a test sees
 // every message keel wrote (k.seen) and every message the SDK sent (k.sent). Waits are for
 // conditions (an answer, a notification) with bounds; nothing here asserts timing.
-import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import {
   CallToolResultSchema, CreateTaskResultSchema, ErrorCode, McpError, RELATED_TASK_META_KEY, TaskSchema,
 } from '@modelcontextprotocol/sdk/types.js';
+import { sdkKeelTest } from './sdk_keel.mjs';
 
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const KEEL = process.env.KEEL_BINARY ? resolve(process.env.KEEL_BINARY) : join(repo, 'build', 'keel');
 const TEST_TIMEOUT_MS = 20000;
 const REQUEST_TIMEOUT_MS = 5000;
 const POLL_MS = 20;
@@ -32,53 +24,13 @@ const TASK_ID = /^[0-9a-f]{32}$/;
 // ISO 8601 date-time with a zone (keel writes UTC, "...Z").
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
-if (!existsSync(KEEL)) {
-  throw new Error(`keel binary not found at ${KEEL}: run scripts/build or set KEEL_BINARY`);
-}
-
 // A real wait, only between polls of a condition; never an assertion.
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-async function startKeel(extraArgs = []) {
-  const cwd = mkdtempSync(join(tmpdir(), 'keel-tasks-sdk-'));
-  const transport = new StdioClientTransport({
-    command: KEEL, args: ['--test-tools', '--task-poll-interval', String(POLL_MS), ...extraArgs], cwd, stderr: 'pipe',
-    env: { ...getDefaultEnvironment(), KEEL_DB: join(cwd, 'keel.db') },
-  });
-  const k = { transport, cwd, stderr: '', child: null, exit: null, seen: [], sent: [], errors: [] };
-  transport.stderr.setEncoding('utf8');
-  transport.stderr.on('data', (d) => { k.stderr = (k.stderr + d).slice(-8000); });
-  k.client = new Client({ name: 'keel-tasks-sdk-test', version: '0.0.0' });
-  k.client.onerror = (e) => { k.errors.push(String(e?.message ?? e)); };
-  const connecting = k.client.connect(transport, reqOpts);
-  // The ChildProcess is private to the transport; read only to learn keel's exit.
-  k.child = transport._process ?? null;
-  k.child?.once('exit', (code, signal) => { k.exit = { code, signal }; });
-  await connecting;
-  const orig = transport.onmessage;
-  transport.onmessage = (m, extra) => { k.seen.push(m); orig?.(m, extra); };
-  const origSend = transport.send.bind(transport);
-  transport.send = (m, options) => { k.sent.push(structuredClone(m)); return origSend(m, options); };
-  return k;
-}
-
+// Every test starts keel with a short suggested pollInterval (the SDK honours it).
 function keelTest(name, args, fn) {
-  test(name, { timeout: TEST_TIMEOUT_MS }, async (t) => {
-    let k = null;
-    try {
-      k = await startKeel(args);
-      await fn(k, t);
-    } catch (err) {
-      if (k?.stderr.trim() && err instanceof Error) err.message += `\n--- keel stderr (tail) ---\n${k.stderr}`;
-      throw err;
-    } finally {
-      if (k) {
-        try { await k.client.close(); } catch {}
-        if (k.child && k.exit === null && k.child.exitCode === null) k.child.kill('SIGKILL');
-        rmSync(k.cwd, { recursive: true, force: true });
-      }
-    }
-  });
+  sdkKeelTest(name, { args: ['--task-poll-interval', String(POLL_MS), ...args], timeoutMs: TEST_TIMEOUT_MS,
+    clientName: 'keel-tasks-sdk-test' }, fn);
 }
 
 // Collects every message of callToolStream (it always ends with 'result' or 'error').
