@@ -92,6 +92,15 @@ CREATE INDEX tasks_by_expiry ON tasks(expires_ms) WHERE expires_ms IS NOT NULL;
 -- Lease renewal and orphan recovery read only the unfinished tasks.
 CREATE INDEX tasks_unfinished ON tasks(owner) WHERE status IN ('working', 'input_required');
 )sql",
+      // 3: operator settings that survive restarts (the kill switch for writes).
+      R"sql(
+CREATE TABLE settings(
+  name TEXT PRIMARY KEY,
+  value TEXT NOT NULL,
+  updated_ms INTEGER NOT NULL,
+  updated_by TEXT NOT NULL
+) WITHOUT ROWID;
+)sql",
   };
   return steps;
 }

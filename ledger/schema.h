@@ -1,6 +1,7 @@
 // Schema: keel's durable tables and their versioned migrations (PRAGMA user_version).
 // Version 1: the mutation ledger, and the tables of the built-in in-database demo
 // backends (accounts and charges, inventory and reservations). Version 2: MCP tasks.
+// Version 3: operator settings (the kill switch for writes).
 // Thread-safety: call once per process before the file is used, from one thread.
 #pragma once
 

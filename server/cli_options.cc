@@ -25,6 +25,8 @@ On stdin EOF (or SIGTERM/SIGINT) keel stops reading, lets in-flight calls finish
 Durable tasks (tools/call with params.task, MCP 2025-11-25) live in the --db file: they
 outlive the connection; a task still running when keel exits is recovered by the next
 keel on that file (completed from the tool's ledger when it can tell, else failed).
+Kill switch for writes: `keel admin block-writes on|off|status [--db PATH]` from a shell
+(a running keel sees it on its next write call), or --block-writes at start-up.
 Exit codes: 0 ok, 64 bad usage, 66 config file missing, 70 internal error,
 73 cannot create a file, 78 bad configuration.)";
 
@@ -139,6 +141,22 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   app.add_option("--log-file", o.log_file, "Append process logs to this file instead of stderr")
       ->envname("KEEL_LOG_FILE");
+  app.add_flag("--block-writes", o.block_writes,
+               "Turn the kill switch for writes on at start-up: every write tool call gets a "
+               "'kill_switch' error result and nothing runs; reads keep working. It is "
+               "stored in --db and stays on until `keel admin block-writes off`")
+      ->envname("KEEL_BLOCK_WRITES");
+  CLI::App* admin = app.add_subcommand("admin", "Operator commands on the --db file (keel does not serve)");
+  admin->fallthrough();  // --db and the other options may follow the subcommand
+  CLI::App* block = admin->add_subcommand(
+      "block-writes",
+      "Turn the kill switch for writes on or off (a running keel sees it on its next write "
+      "call), or show it");
+  block->fallthrough();
+  block->add_option("state", o.admin_block_writes, "on, off or status")
+      ->required()
+      ->check(CLI::IsMember({"on", "off", "status"}));
+  admin->require_subcommand(1);
   app.add_flag("--test-tools", o.test_tools,
                "Also serve the test tools sleep, task_sleep, progress, latch_wait, "
                "latch_release, fail")

@@ -36,6 +36,10 @@ struct CliOptions {
   long long task_max_ttl_ms = 24LL * 3600 * 1000;  // 0: unlimited
   long long task_poll_interval_ms = 1000;
   bool test_tools = false;
+  // Kill switch for writes (OPS-2): --block-writes turns the persisted switch on at start-up.
+  bool block_writes = false;
+  // `keel admin block-writes on|off|status`: an admin command instead of serving.
+  std::string admin_block_writes;  // "", "on", "off" or "status"
 };
 
 struct CliParse {

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +14,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ledger/kill_switch.h"
 #include "server/cli_options.h"
 #include "server/event_loop.h"
 #include "server/ledger_service.h"
@@ -72,12 +74,52 @@ std::string CorrelationPrefix() {
   return prefix;
 }
 
+int64_t WallClockMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// `keel admin block-writes on|off|status`: flips or shows the persisted kill switch for
+// writes (OPS-2) in the --db file, for a keel running on it to see on its next write call.
+int RunAdminBlockWrites(const keel::CliOptions& flags) {
+  std::string error;
+  const std::string path =
+      flags.db_path.empty() ? keel::DefaultDatabasePath(&error) : flags.db_path;
+  int exit_code = kExitCantCreate;
+  std::shared_ptr<keel::LedgerService> ledger;
+  if (!path.empty()) ledger = keel::LedgerService::Open({path, flags.idempotency_ttl_ms, "admin"}, &error, &exit_code);
+  if (!ledger) {
+    std::cerr << "keel: " << error << "\n";
+    return exit_code;
+  }
+  try {
+    if (flags.admin_block_writes != "status") {
+      const bool on = flags.admin_block_writes == "on";
+      keel::SetWritesBlocked(ledger->Db(), on, WallClockMs(),
+                             "keel admin block-writes " + flags.admin_block_writes + " (pid " +
+                                 std::to_string(getpid()) + ")");
+    }
+    const keel::KillSwitchState state = keel::ReadKillSwitch(ledger->Db());
+    std::cout << "writes " << (state.blocked ? "blocked" : "allowed") << " in " << path;
+    if (state.updated_ms > 0) {
+      std::cout << " (set " << keel::IsoTime(state.updated_ms) << " by " << state.updated_by << ")";
+    }
+    std::cout << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "keel: " << path << ": " << e.what() << "\n";
+    return kExitCantCreate;
+  }
+  return 0;
+}
+
 // Everything from flags to exit; main() only turns an escaped exception into exit 70.
 int RunKeel(int argc, char** argv) {
   keel::InstallStderrLogger();  // spdlog's default logger writes to stdout: replace it first
   const keel::CliParse cli = keel::ParseCommandLine(argc, argv);
   if (cli.exit_code) return *cli.exit_code;
   const keel::CliOptions& flags = cli.options;
+  if (!flags.admin_block_writes.empty()) return RunAdminBlockWrites(flags);
 
   if (const std::string error = keel::ConfigureProcessLog(flags.log_level, flags.log_file);
       !error.empty()) {
@@ -109,6 +151,19 @@ int RunKeel(int argc, char** argv) {
   if (!ledger) {
     std::cerr << "keel: " << db_error << "\n";
     return exit_code;
+  }
+  if (flags.block_writes) {
+    try {
+      keel::SetWritesBlocked(ledger->Db(), true, WallClockMs(),
+                             "--block-writes at start-up (pid " + std::to_string(getpid()) + ")");
+    } catch (const std::exception& e) {
+      std::cerr << "keel: cannot turn the kill switch on in " << db_path << ": " << e.what() << "\n";
+      return kExitCantCreate;
+    }
+  }
+  if (keel::WritesBlocked(ledger->Db())) {
+    spdlog::warn("the kill switch is on: write tools answer 'kill_switch' until `keel admin "
+                 "block-writes off`");
   }
 
   keel::ToolRegistry registry;
@@ -156,6 +211,7 @@ int RunKeel(int argc, char** argv) {
   session_options.tasks.page_size = flags.page_size;
   session_options.tasks.owner = owner;
   session_options.tasks.pid = getpid();
+  session_options.writes_blocked = [ledger] { return keel::WritesBlocked(ledger->Db()); };
 
   keel::Session* session = nullptr;
   bool peer_gone = false;

@@ -25,6 +25,18 @@ bool IsTaskMethod(std::string_view method) {
          method == "tasks/cancel";
 }
 
+// The answer to a write-class call while the kill switch is on: nothing ran.
+Json KillSwitchResult(const Tool& tool) {
+  const std::string& name = tool.spec().name;
+  return ErrorResult(
+      "Writes are blocked: keel's kill switch is on, so '" + name +
+          "' did not run and changed nothing. Reads still work. An operator turns it off with "
+          "`keel admin block-writes off`.",
+      Json{{"type", "kill_switch"},
+           {"tool", name},
+           {"effect", std::string(EffectClassName(tool.spec().effect))}});
+}
+
 // Client-chosen text quoted back in an error message, kept short.
 std::string Quote(std::string_view text) {
   constexpr size_t kMaxQuoted = 80;
@@ -320,6 +332,10 @@ void Session::CallTool(Message& message) {
   if (unsubmitted_.size() >= kMaxHeldCalls) SubmitHeldCalls();
 }
 
+bool Session::WriteBlocked(const Tool& tool) const {
+  return IsWrite(tool.spec().effect) && options_.writes_blocked && options_.writes_blocked();
+}
+
 bool Session::AtCapacity() {
   if (!coordinator_.AtCapacity()) return false;
   // Calls that already finished may only be waiting in the mailbox: a client that
@@ -360,7 +376,7 @@ WorkerPool::Job Session::MakeJob(uint64_t generation, std::shared_ptr<CallContro
     bool threw = false;
     bool stopped = false;  // it reached a checkpoint after a cancel
     try {
-      result = tool->Call(ctx);
+      result = WriteBlocked(*tool) ? KillSwitchResult(*tool) : tool->Call(ctx);
     } catch (const CallCancelled&) {
       result = TextResult("cancelled");  // the call settled already; this is dropped
       stopped = true;

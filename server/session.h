@@ -50,6 +50,9 @@ struct SessionOptions {
   size_t max_line_bytes = 16 << 20;  // quoted in the oversized-line error
   std::string server_version = "0.0.0";
   TaskOptions tasks;  // used when the session has a task store
+  // The kill switch for writes (OPS-2), read on the worker just before a write-class tool
+  // would start; must be thread-safe. Null: writes are never blocked.
+  std::function<bool()> writes_blocked;
 };
 
 class Session {
@@ -96,6 +99,8 @@ class Session {
   // The job a worker runs for one call or task (task_id empty for a call).
   WorkerPool::Job MakeJob(uint64_t generation, std::shared_ptr<CallControl> control, Tool* tool,
                           Duration max, Json arguments, Json meta, std::string task_id);
+  // The kill switch stops this write-class tool now (worker thread).
+  bool WriteBlocked(const Tool& tool) const;
   // At --max-inflight: collects finished results first, then tells whether still full.
   bool AtCapacity();
 

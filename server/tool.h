@@ -17,6 +17,7 @@
 
 #include "server/cancellation.h"
 #include "server/clock.h"
+#include "server/policy/policy_types.h"
 
 namespace keel {
 
@@ -36,6 +37,8 @@ struct ToolSpec {
   // Instant and non-blocking: runs on the loop thread and takes no worker slot.
   bool runs_on_loop = false;
   TaskSupport task_support = TaskSupport::kForbidden;
+  // What the tool does to the world; write classes are stopped by the kill switch (OPS-2).
+  EffectClass effect = EffectClass::kRead;
 };
 
 // What a tool can tell, after a restart, about a call that a previous keel process was

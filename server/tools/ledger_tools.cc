@@ -123,6 +123,7 @@ class ChargeAccount final : public MutationTool {
         "idempotencyKey":{"type":"string","minLength":1,"maxLength":255}},
       "required":["account","cents"],"additionalProperties":false})");
     spec_.task_support = TaskSupport::kOptional;
+    spec_.effect = EffectClass::kUnsafeWrite;  // without a key a repeat charges again
     spec_.annotations = Json{{"readOnlyHint", false}, {"destructiveHint", false},
                              {"idempotentHint", false}, {"openWorldHint", false}};
   }
@@ -196,6 +197,7 @@ class ReserveInventory final : public MutationTool {
         "idempotencyKey":{"type":"string","minLength":1,"maxLength":255}},
       "required":["sku","quantity","tenant"],"additionalProperties":false})");
     spec_.task_support = TaskSupport::kOptional;
+    spec_.effect = EffectClass::kUnsafeWrite;  // without a key a repeat charges again
     spec_.annotations = Json{{"readOnlyHint", false}, {"destructiveHint", false},
                              {"idempotentHint", false}, {"openWorldHint", false}};
   }
