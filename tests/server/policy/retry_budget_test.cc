@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "server/policy/retry_budget.h"
+#include "server/policy/retry_decision.h"
 
 namespace keel {
 namespace {
@@ -32,6 +33,36 @@ TEST_CASE("fractional deposits add up exactly to a whole token", "[retry]") {
   budget.RecordFirstAttempt();
   CHECK(budget.HasToken());  // ten times 0.1 is one token, not 0.9999...
   CHECK(budget.TryWithdraw());
+}
+
+TEST_CASE("a retry storm against a dead backend is held to burst plus ratio per call",
+          "[retry]") {
+  const RetryBudgetSettings budget_settings{.ratio = 0.2, .burst = 10};
+  RetryBudget budget(budget_settings);
+  constexpr int kCalls = 100;
+  int retries = 0;
+  int refused_by_budget = 0;
+  for (int call = 0; call < kCalls; ++call) {
+    budget.RecordFirstAttempt();
+    for (int attempt = 1;; ++attempt) {  // every attempt fails: 100% failure
+      RetryInput input{.effect = EffectClass::kRead,
+                       .failure = FailureClass::kRejectedTransient,
+                       .attempt = attempt,
+                       .remaining_budget_ms = 60000,
+                       .sample = 0.5};
+      RetryDecision decision = DecideAndWithdraw(input, budget);
+      if (!decision.retry) {
+        if (decision.reason == RetryReason::kRetryBudgetEmpty) ++refused_by_budget;
+        break;
+      }
+      ++retries;
+    }
+  }
+  // Without the budget: (3 - 1) * 100 = 200 retries. With it: 10 + 0.2 * 100 = 30, less
+  // the 0.2 the first call could not deposit into a full bucket and any fraction left over.
+  CHECK(retries <= 30);
+  CHECK(retries >= 29);
+  CHECK(refused_by_budget > 60);
 }
 
 TEST_CASE("each backend has its own retry budget", "[retry]") {
