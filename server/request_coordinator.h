@@ -151,6 +151,9 @@ class RequestCoordinator {
   // A settled call's worker is still busy `hold_after` later, and when it returns.
   void set_on_held(std::function<void()> fn) { on_held_ = std::move(fn); }
   void set_on_released(std::function<void()> fn) { on_released_ = std::move(fn); }
+  // Every settle, as it happens (the trace): the generation, its terminal state and reason.
+  using SettledFn = std::function<void(uint64_t generation, CallState state, const std::string& reason)>;
+  void set_on_settled(SettledFn fn) { on_settled_ = std::move(fn); }
 
  private:
   struct Entry {
@@ -213,6 +216,7 @@ class RequestCoordinator {
   std::function<void()> on_idle_;
   std::function<void()> on_held_;
   std::function<void()> on_released_;
+  SettledFn on_settled_;
 };
 
 }  // namespace keel

@@ -65,6 +65,12 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
   // the calls admitted next (up to --max-inflight, which still counts the held slot) run.
   coordinator_.set_on_held([this] { pool_.Hold(); });
   coordinator_.set_on_released([this] { pool_.Release(); });
+  if (options_.trace != nullptr) {
+    coordinator_.set_on_settled([this](uint64_t generation, CallState state,
+                                       const std::string& reason) {
+      TraceCallEnd(generation, state, reason);
+    });
+  }
   if (task_store != nullptr) {
     if (!wall_clock_ms) {
       wall_clock_ms = [] {
@@ -162,6 +168,12 @@ void Session::HandleNotification(const Message& message) {
       if (id != message.params.end() &&
           (coordinator_.Cancel(*id) || (tasks_ && tasks_->CancelRequest(*id)))) {
         spdlog::debug("cancelled request {}", IdKey(*id));
+        if (options_.trace != nullptr) {
+          const TraceContext context = NewTraceContext();
+          options_.trace->Emit(TraceEvent{"cancel.received", "INFO", context.trace_id,
+                                          NewSpanId(), "",
+                                          Json{{"jsonrpc.request.id", IdKey(*id)}}});
+        }
       }
     }
     return;
@@ -189,6 +201,7 @@ void Session::Initialize(const Message& message) {
   }
   initialized_ = true;
   const std::string_view version = NegotiateProtocolVersion(requested);
+  protocol_version_ = std::string(version);
   Json capabilities = {{"tools", {{"listChanged", false}}}, {"logging", Json::object()}};
   tasks_negotiated_ = tasks_ != nullptr && version == "2025-11-25";
   if (tasks_negotiated_) {
@@ -326,6 +339,7 @@ void Session::CallTool(Message& message) {
 
   RequestCoordinator::Admitted call =
       coordinator_.Begin(message.id, spec.name, std::move(progress_token), options_.call_limits);
+  TraceCallStart(call.generation, *tool, message.id, meta, arguments, std::string());
   unsubmitted_.push_back(MakeJob(call.generation, std::move(call.control), tool,
                                  options_.call_limits.max, std::move(arguments), std::move(meta),
                                  std::string()));
@@ -350,9 +364,11 @@ WorkerPool::Job Session::MakeJob(uint64_t generation, std::shared_ptr<CallContro
                                  std::string task_id) {
   // Workers read the real clock: the deadline a tool waits within is on it.
   const TimePoint deadline = std::chrono::steady_clock::now() + max;
+  std::optional<CallTrace> trace;
+  if (auto it = traces_.find(generation); it != traces_.end()) trace = it->second;
   return [this, generation, control = std::move(control), tool, deadline,
           arguments = std::move(arguments), meta = std::move(meta),
-          task_id = std::move(task_id)]() mutable {
+          task_id = std::move(task_id), trace = std::move(trace)]() mutable {
     // Cancelled, timed out or shut down while queued: it never runs, and the coordinator
     // freed its slot already.
     if (!control->TryStart()) {
@@ -375,6 +391,15 @@ WorkerPool::Job Session::MakeJob(uint64_t generation, std::shared_ptr<CallContro
     Json result;
     bool threw = false;
     bool stopped = false;  // it reached a checkpoint after a cancel
+    const std::string attempt_span = trace ? NewSpanId() : std::string();
+    const auto attempt_start = std::chrono::steady_clock::now();
+    if (trace) {
+      TraceEvent start{"tool.attempt.start", "INFO", trace->trace_id, attempt_span,
+                       trace->call_span, trace->attributes};
+      start.attributes["retry.attempt"] = 1;
+      start.attributes["keel.attempt.id"] = trace->attributes.value("keel.call.id", "") + "/1";
+      options_.trace->Emit(start);
+    }
     try {
       result = WriteBlocked(*tool) ? KillSwitchResult(*tool) : tool->Call(ctx);
     } catch (const CallCancelled&) {
@@ -385,6 +410,30 @@ WorkerPool::Job Session::MakeJob(uint64_t generation, std::shared_ptr<CallContro
       result = ErrorResult("Internal error in tool '" + tool->spec().name + "'",
                            Json{{"type", "internal_error"}});
       threw = true;
+    }
+    if (trace) {
+      TraceEvent end{"tool.attempt.end", "INFO", trace->trace_id, attempt_span, trace->call_span,
+                     trace->attributes};
+      end.attributes["retry.attempt"] = 1;
+      end.attributes["keel.attempt.id"] = trace->attributes.value("keel.call.id", "") + "/1";
+      end.attributes["duration_ms"] =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - attempt_start)
+              .count();
+      const Json* error = nullptr;
+      if (const auto sc = result.find("structuredContent"); sc != result.end() && sc->is_object()) {
+        if (const auto e = sc->find("error"); e != sc->end() && e->is_object()) error = &*e;
+      }
+      const bool is_error = threw || result.value("isError", false);
+      end.attributes["outcome"] = stopped ? "cancelled" : is_error ? "error" : "ok";
+      if (is_error) {
+        end.severity = "WARN";
+        end.attributes["error.type"] =
+            error != nullptr ? error->value("type", "tool_error") : std::string("tool_error");
+      }
+      if (const auto m = result.find("_meta"); m != result.end() && m->is_object()) {
+        if (m->value("dev.keel/replayed", false)) end.attributes["idempotency.ledger"] = "replayed";
+      }
+      options_.trace->Emit(end);
     }
     loop_.Post([this, generation, threw, stopped, result = std::move(result),
                 task_id = std::move(task_id)]() mutable {

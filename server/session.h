@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "protocol/json_rpc.h"
@@ -35,6 +36,7 @@
 #include "server/task_manager.h"
 #include "server/task_store_thread.h"
 #include "server/tool_registry.h"
+#include "server/trace_log.h"
 #include "server/worker_pool.h"
 
 namespace keel {
@@ -53,6 +55,10 @@ struct SessionOptions {
   // The kill switch for writes (OPS-2), read on the worker just before a write-class tool
   // would start; must be thread-safe. Null: writes are never blocked.
   std::function<bool()> writes_blocked;
+  // --trace-file (OBS-1): one record per call start/end, attempt start/end, timeout and
+  // cancel. Null: no trace. `trace_arguments` adds the call's arguments (--trace-arguments).
+  TraceLog* trace = nullptr;
+  bool trace_arguments = false;
 };
 
 class Session {
@@ -99,6 +105,17 @@ class Session {
   // The job a worker runs for one call or task (task_id empty for a call).
   WorkerPool::Job MakeJob(uint64_t generation, std::shared_ptr<CallControl> control, Tool* tool,
                           Duration max, Json arguments, Json meta, std::string task_id);
+  // The trace of one call or task's work (OBS-1), kept from its start to its settle.
+  struct CallTrace {
+    std::string trace_id;
+    std::string call_span;
+    std::string parent_span;  // the client's span from _meta.traceparent, or empty
+    Json attributes;          // shared by every record of the call
+    TimePoint start;
+  };
+  void TraceCallStart(uint64_t generation, const Tool& tool, const Json& request_id,
+                      const Json& meta, const Json& arguments, const std::string& task_id);
+  void TraceCallEnd(uint64_t generation, CallState state, const std::string& reason);
   // The kill switch stops this write-class tool now (worker thread).
   bool WriteBlocked(const Tool& tool) const;
   // At --max-inflight: collects finished results first, then tells whether still full.
@@ -124,6 +141,8 @@ class Session {
   RequestCoordinator coordinator_;
   ClientLog client_log_;
   std::unique_ptr<TaskManager> tasks_;
+  std::unordered_map<uint64_t, CallTrace> traces_;  // live calls, when tracing
+  std::string protocol_version_;
   bool tasks_negotiated_ = false;  // initialize chose 2025-11-25 and tasks are available
   // Calls accepted in this loop iteration and not yet handed to the pool. They go together
   // before the loop waits, so the calls of one read of stdin wake each worker once, not once

@@ -90,6 +90,8 @@ std::optional<uint64_t> Session::StartTaskWork(const TaskRecord& task, Json prog
       [this, task_id = task.task_id](CallState state, Json result, Json error) {
         tasks_->OnSettled(task_id, state, std::move(result), std::move(error));
       });
+  TraceCallStart(work.generation, *tool, Json(), task.request.value("_meta", Json()),
+                 task.request.value("arguments", Json::object()), task.task_id);
   unsubmitted_.push_back(MakeJob(work.generation, std::move(work.control), tool, limits.max,
                                  task.request.value("arguments", Json::object()),
                                  task.request.value("_meta", Json()), task.task_id));
