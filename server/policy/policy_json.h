@@ -57,7 +57,9 @@ inline constexpr int64_t kMaxPolicyDurationMs = 7LL * 24 * 3600 * 1000;
 
 struct PolicyParseResult {
   std::optional<Policy> policy;       // set exactly when `problems` is empty
-  std::vector<std::string> problems;  // in document order, field problems before cross-field
+  // Field problems first (version, defaults, retry_budget, tools, backends, unknown top-level
+  // fields; tools and backends by name), then the cross-field rules.
+  std::vector<std::string> problems;
   bool ok() const { return policy.has_value(); }
 };
 
