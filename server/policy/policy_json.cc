@@ -53,12 +53,13 @@ class FieldReader {
   void Int(std::string_view key, I& out, int64_t min, int64_t max) {
     const json* value = Take(key);
     if (value == nullptr) return;
-    if (!value->is_number_integer()) return Problem(key, "must be an integer, got " + Describe(*value));
-    const bool too_big = value->is_number_unsigned() &&
-                         value->get<uint64_t>() > static_cast<uint64_t>(max);
+    if (!value->is_number_integer())
+      return Problem(key, "must be an integer, got " + Describe(*value));
+    const bool too_big =
+        value->is_number_unsigned() && value->get<uint64_t>() > static_cast<uint64_t>(max);
     if (too_big || value->get<int64_t>() < min || value->get<int64_t>() > max) {
-      return Problem(key, "must be between " + std::to_string(min) + " and " +
-                              std::to_string(max) + ", got " + value->dump());
+      return Problem(key, "must be between " + std::to_string(min) + " and " + std::to_string(max) +
+                              ", got " + value->dump());
     }
     out = static_cast<I>(value->get<int64_t>());
   }
@@ -185,10 +186,16 @@ class DuplicateKeyFinder {
  public:
   bool operator()(int, json::parse_event_t event, json& parsed) {
     switch (event) {
-      case json::parse_event_t::object_start: frames_.push_back({ChildPath(), false}); break;
-      case json::parse_event_t::array_start: frames_.push_back({ChildPath(), true}); break;
+      case json::parse_event_t::object_start:
+        frames_.push_back({ChildPath(), false});
+        break;
+      case json::parse_event_t::array_start:
+        frames_.push_back({ChildPath(), true});
+        break;
       case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end: frames_.pop_back(); break;
+      case json::parse_event_t::array_end:
+        frames_.pop_back();
+        break;
       case json::parse_event_t::key: {
         Frame& frame = frames_.back();
         frame.key = parsed.get<std::string>();
@@ -198,7 +205,8 @@ class DuplicateKeyFinder {
         }
         break;
       }
-      case json::parse_event_t::value: break;
+      case json::parse_event_t::value:
+        break;
     }
     return true;
   }

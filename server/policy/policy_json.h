@@ -56,7 +56,7 @@ inline constexpr size_t kMaxPolicyBytes = 1 << 20;
 inline constexpr int64_t kMaxPolicyDurationMs = 7LL * 24 * 3600 * 1000;
 
 struct PolicyParseResult {
-  std::optional<Policy> policy;       // set exactly when `problems` is empty
+  std::optional<Policy> policy;  // set exactly when `problems` is empty
   // Field problems first (version, defaults, retry_budget, tools, backends, unknown top-level
   // fields; tools and backends by name), then the cross-field rules.
   std::vector<std::string> problems;

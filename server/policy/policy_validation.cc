@@ -45,8 +45,9 @@ std::vector<std::string> ValidateToolPolicy(const ToolPolicy& tool) {
                        "): an attempt must time out before the call it belongs to");
   }
   if (t.idle_ms > t.max_ms) {
-    problems.push_back("timeouts.idle_ms (" + Ms(t.idle_ms) + ") must not exceed timeouts.max_ms (" +
-                       Ms(t.max_ms) + "); 0 turns the idle clock off");
+    problems.push_back("timeouts.idle_ms (" + Ms(t.idle_ms) +
+                       ") must not exceed timeouts.max_ms (" + Ms(t.max_ms) +
+                       "); 0 turns the idle clock off");
   }
   if (const int64_t worst = WorstCaseCallMs(tool); worst > t.max_ms) {
     problems.push_back("worst case " + std::to_string(r.max_attempts) + " attempts × " +
@@ -66,8 +67,8 @@ std::vector<std::string> ValidateToolPolicy(const ToolPolicy& tool) {
   }
   if (r.retry_after_cap_ms + r.min_useful_attempt_ms > t.max_ms) {
     problems.push_back("retry.retry_after_cap_ms (" + Ms(r.retry_after_cap_ms) +
-                       ") + retry.min_useful_attempt_ms (" + Ms(r.min_useful_attempt_ms) + ") = " +
-                       Ms(r.retry_after_cap_ms + r.min_useful_attempt_ms) +
+                       ") + retry.min_useful_attempt_ms (" + Ms(r.min_useful_attempt_ms) +
+                       ") = " + Ms(r.retry_after_cap_ms + r.min_useful_attempt_ms) +
                        " exceeds timeouts.max_ms (" + Ms(t.max_ms) +
                        "): a retry-after wait that long leaves no time for the retry");
   }

@@ -2,16 +2,16 @@
 // built-in policy and the docs example validate; every field and cross-field rule is
 // rejected with a message that names the field, the tool and the numbers; every problem is
 // reported at once; tool overrides merge field by field over the defaults.
-#include <catch2/catch.hpp>
+#include "server/policy/policy.h"
 
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "server/policy/policy.h"
 #include "server/policy/policy_json.h"
 #include "server/policy/policy_validation.h"
 
@@ -85,11 +85,11 @@ TEST_CASE("the example in docs/policy.md validates and means what the docs say",
 }
 
 TEST_CASE("a tool override merges field by field over the defaults", "[policy]") {
-  const PolicyParseResult parsed = ParsePolicy(Doc(
-      {{"defaults", {{"retry", {{"base_ms", 100}, {"cap_ms", 800}}}, {"shadow", true}}},
-       {"tools", {{"charge_account", {{"retry", {{"max_attempts", 1}}}}}}},
-       {"retry_budget", {{"burst", 4}}},
-       {"backends", {{"payments", {{"retry_budget", {{"ratio", 0.5}}}}}}}}));
+  const PolicyParseResult parsed = ParsePolicy(
+      Doc({{"defaults", {{"retry", {{"base_ms", 100}, {"cap_ms", 800}}}, {"shadow", true}}},
+           {"tools", {{"charge_account", {{"retry", {{"max_attempts", 1}}}}}}},
+           {"retry_budget", {{"burst", 4}}},
+           {"backends", {{"payments", {{"retry_budget", {{"ratio", 0.5}}}}}}}}));
   INFO(json(parsed.problems).dump(2));
   REQUIRE(parsed.ok());
   const keel::ToolPolicy charge = parsed.policy->For("charge_account");
@@ -133,15 +133,14 @@ TEST_CASE("an oversized policy is refused unread", "[policy]") {
 }
 
 TEST_CASE("a missing, empty, mistyped or overlong version is refused", "[policy]") {
-  CHECK(ParsePolicy("{}").problems ==
-        std::vector<std::string>{
-            "version: missing or empty; a policy must say which version it is"});
-  CHECK(ParsePolicy(R"({"version": ""})").problems ==
-        std::vector<std::string>{
-            "version: missing or empty; a policy must say which version it is"});
+  CHECK(
+      ParsePolicy("{}").problems ==
+      std::vector<std::string>{"version: missing or empty; a policy must say which version it is"});
+  CHECK(
+      ParsePolicy(R"({"version": ""})").problems ==
+      std::vector<std::string>{"version: missing or empty; a policy must say which version it is"});
   CHECK(OnlyProblem({{"version", 3}}) == "version: must be a string, got number 3");
-  CHECK(OnlyProblem({{"version", std::string(129, 'v')}}) ==
-        "version: must be at most 128 bytes");
+  CHECK(OnlyProblem({{"version", std::string(129, 'v')}}) == "version: must be at most 128 bytes");
 }
 
 TEST_CASE("unknown fields are named by their JSON path, at every level", "[policy]") {
@@ -158,9 +157,9 @@ TEST_CASE("unknown fields are named by their JSON path, at every level", "[polic
 TEST_CASE("a key written twice in one object is refused with its path", "[policy]") {
   const PolicyParseResult parsed = ParsePolicy(
       R"({"version": "v", "defaults": {"retry": {"max_attempts": 2, "max_attempts": 4}}})");
-  CHECK(parsed.problems == std::vector<std::string>{
-                               "defaults.retry.max_attempts: appears more than once in its "
-                               "object; write it once"});
+  CHECK(parsed.problems ==
+        std::vector<std::string>{"defaults.retry.max_attempts: appears more than once in its "
+                                 "object; write it once"});
 }
 
 TEST_CASE("values of the wrong type are refused with the type found", "[policy]") {
@@ -241,8 +240,7 @@ TEST_CASE("rule 2: an idle clock longer than the call budget is refused", "[poli
         "the idle clock off");
 }
 
-TEST_CASE("rule 3: attempts and backoffs that cannot fit the call budget are refused",
-          "[policy]") {
+TEST_CASE("rule 3: attempts and backoffs that cannot fit the call budget are refused", "[policy]") {
   CHECK(OnlyProblem({{"tools", {{"search_orders", {{"timeouts", {{"max_ms", 30000}}}}}}}}) ==
         "tools.search_orders: worst case 3 attempts × 10000 ms + backoffs 250 + 500 = 30750 ms "
         "exceeds timeouts.max_ms (30000): lower retry.max_attempts, timeouts.attempt_ms or the "
@@ -277,8 +275,7 @@ TEST_CASE("rule 5: a useful attempt longer than any attempt is refused", "[polic
         "(10000): no attempt can use more time than that");
 }
 
-TEST_CASE("rule 6: a retry-after cap that leaves no time for the retry is refused",
-          "[policy]") {
+TEST_CASE("rule 6: a retry-after cap that leaves no time for the retry is refused", "[policy]") {
   CHECK(OnlyProblem({{"defaults", {{"retry", {{"retry_after_cap_ms", 54900}}}}}}) ==
         "defaults: retry.retry_after_cap_ms (54900) + retry.min_useful_attempt_ms (200) = 55100 "
         "exceeds timeouts.max_ms (55000): a retry-after wait that long leaves no time for the "
@@ -306,13 +303,13 @@ TEST_CASE("rule 9: a half-open wait shorter than one attempt is refused", "[poli
 }
 
 TEST_CASE("every problem is reported together, not only the first", "[policy]") {
-  const std::vector<std::string> problems = Problems(
-      {{"version", ""},
-       {"defaults", {{"breaker", {{"failure_rate_percent", 0}}}}},
-       {"tools",
-        {{"charge_account", {{"retry", {{"max_atempts", 1}}}}},
-         {"search_orders", {{"timeouts", {{"attempt_ms", 20000}}}}}}},
-       {"retry_budget", {{"ratio", 2}}}});
+  const std::vector<std::string> problems =
+      Problems({{"version", ""},
+                {"defaults", {{"breaker", {{"failure_rate_percent", 0}}}}},
+                {"tools",
+                 {{"charge_account", {{"retry", {{"max_atempts", 1}}}}},
+                  {"search_orders", {{"timeouts", {{"attempt_ms", 20000}}}}}}},
+                {"retry_budget", {{"ratio", 2}}}});
   INFO(json(problems).dump(2));
   CHECK(problems == std::vector<std::string>{
                         "defaults.breaker.failure_rate_percent: must be between 1 and 100, got 0",
@@ -322,13 +319,12 @@ TEST_CASE("every problem is reported together, not only the first", "[policy]") 
                     });
 }
 
-TEST_CASE("cross-field rules are checked for every tool while the defaults are valid",
-          "[policy]") {
-  const std::vector<std::string> problems = Problems(
-      {{"tools",
-        {{"a", {{"timeouts", {{"attempt_ms", 35000}}}}},
-         {"b", {{"retry", {{"max_atempts", 1}}}, {"timeouts", {{"attempt_ms", 99999}}}}},
-         {"c", {{"retry", {{"base_ms", 2000}}}}}}}});
+TEST_CASE("cross-field rules are checked for every tool while the defaults are valid", "[policy]") {
+  const std::vector<std::string> problems =
+      Problems({{"tools",
+                 {{"a", {{"timeouts", {{"attempt_ms", 35000}}}}},
+                  {"b", {{"retry", {{"max_atempts", 1}}}, {"timeouts", {{"attempt_ms", 99999}}}}},
+                  {"c", {{"retry", {{"base_ms", 2000}}}}}}}});
   INFO(json(problems).dump(2));
   REQUIRE(problems.size() == 5);
   CHECK(problems[0] == "tools.b.retry.max_atempts: unknown field");  // b: its fields only
