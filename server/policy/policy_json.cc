@@ -1,0 +1,341 @@
+#include "server/policy/policy_json.h"
+
+#include <cmath>
+#include <cstdint>
+#include <set>
+#include <utility>
+
+#include "server/policy/policy_validation.h"
+#include "server/tool_registry.h"
+
+namespace keel {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kMaxVersionBytes = 128;  // it is printed in traces and `policy show`
+constexpr int kMaxAttempts = 10;          // RET-2: a few retries, not a retry storm
+constexpr int kMaxMinimumCalls = 100000;
+constexpr int kMaxHalfOpenProbes = 100;
+constexpr double kMaxBurst = 1e6;
+
+std::string Join(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : path + "." + std::string(key);
+}
+
+// "string \"3\"": the type, and the value cut short so one bad field cannot flood the report.
+std::string Describe(const json& value) {
+  std::string text = value.dump();
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
+  return std::string(value.type_name()) + " " + text;
+}
+
+// Reads the fields of one JSON object at `path`. Each field is taken at most once; a value
+// of the wrong type or out of range is reported and not stored, so `out` keeps its previous
+// (default or inherited) value. ReportUnknown() names every field nobody took.
+class FieldReader {
+ public:
+  FieldReader(const json& object, std::string path, std::vector<std::string>& problems)
+      : object_(object), path_(std::move(path)), problems_(problems) {}
+
+  const json* Take(std::string_view key) {
+    const auto it = object_.find(key);
+    if (it == object_.end()) return nullptr;
+    taken_.insert(std::string(key));
+    return &*it;
+  }
+
+  void Problem(std::string_view key, const std::string& what) {
+    problems_.push_back(Join(path_, key) + ": " + what);
+  }
+
+  template <typename I>
+  void Int(std::string_view key, I& out, int64_t min, int64_t max) {
+    const json* value = Take(key);
+    if (value == nullptr) return;
+    if (!value->is_number_integer())
+      return Problem(key, "must be an integer, got " + Describe(*value));
+    const bool too_big =
+        value->is_number_unsigned() && value->get<uint64_t>() > static_cast<uint64_t>(max);
+    if (too_big || value->get<int64_t>() < min || value->get<int64_t>() > max) {
+      return Problem(key, "must be between " + std::to_string(min) + " and " + std::to_string(max) +
+                              ", got " + value->dump());
+    }
+    out = static_cast<I>(value->get<int64_t>());
+  }
+
+  // A number in (min, max] when `min_open`, else in [min, max].
+  void Number(std::string_view key, double& out, double min, bool min_open, double max) {
+    const json* value = Take(key);
+    if (value == nullptr) return;
+    if (!value->is_number()) return Problem(key, "must be a number, got " + Describe(*value));
+    const double number = value->get<double>();
+    const bool low = min_open ? number <= min : number < min;
+    if (low || number > max || !std::isfinite(number)) {
+      json lo = min, hi = max;
+      return Problem(key, std::string("must be ") + (min_open ? "greater than " : "at least ") +
+                              lo.dump() + " and at most " + hi.dump() + ", got " + value->dump());
+    }
+    out = number;
+  }
+
+  void Bool(std::string_view key, bool& out) {
+    const json* value = Take(key);
+    if (value == nullptr) return;
+    if (!value->is_boolean()) return Problem(key, "must be true or false, got " + Describe(*value));
+    out = value->get<bool>();
+  }
+
+  // Calls read(FieldReader&) on the object at `key`, if present and an object.
+  template <typename Read>
+  void Section(std::string_view key, Read read) {
+    const json* value = Take(key);
+    if (value == nullptr) return;
+    if (!value->is_object()) return Problem(key, "must be an object, got " + Describe(*value));
+    FieldReader section(*value, Join(path_, key), problems_);
+    read(section);
+    section.ReportUnknown();
+  }
+
+  const json& object() const { return object_; }
+
+  void ReportUnknown() {
+    for (const auto& [key, value] : object_.items()) {
+      if (taken_.count(key) == 0) problems_.push_back(Join(path_, key) + ": unknown field");
+    }
+  }
+
+ private:
+  const json& object_;
+  const std::string path_;
+  std::vector<std::string>& problems_;
+  std::set<std::string> taken_;
+};
+
+// Writes fields into a JSON object: the same visits as FieldReader, the other way.
+class FieldWriter {
+ public:
+  explicit FieldWriter(json& out) : out_(out) {}
+  template <typename I>
+  void Int(std::string_view key, const I& value, int64_t, int64_t) {
+    out_[std::string(key)] = value;
+  }
+  void Number(std::string_view key, const double& value, double, bool, double) {
+    out_[std::string(key)] = value;
+  }
+  void Bool(std::string_view key, const bool& value) { out_[std::string(key)] = value; }
+  template <typename Write>
+  void Section(std::string_view key, Write write) {
+    json section = json::object();
+    FieldWriter writer(section);
+    write(writer);
+    out_[std::string(key)] = std::move(section);
+  }
+
+ private:
+  json& out_;
+};
+
+// One list of fields, names and ranges for both directions. S is a settings struct or a
+// const one; V is FieldReader or FieldWriter.
+template <typename S, typename V>
+void VisitTimeouts(S& t, V& v) {
+  v.Int("idle_ms", t.idle_ms, 0, kMaxPolicyDurationMs);
+  v.Int("max_ms", t.max_ms, 1, kMaxPolicyDurationMs);
+  v.Int("attempt_ms", t.attempt_ms, 1, kMaxPolicyDurationMs);
+}
+
+template <typename S, typename V>
+void VisitRetry(S& r, V& v) {
+  v.Int("max_attempts", r.max_attempts, 1, kMaxAttempts);
+  v.Int("base_ms", r.base_ms, 1, kMaxPolicyDurationMs);
+  v.Int("cap_ms", r.cap_ms, 1, kMaxPolicyDurationMs);
+  v.Int("retry_after_cap_ms", r.retry_after_cap_ms, 0, kMaxPolicyDurationMs);
+  v.Int("min_useful_attempt_ms", r.min_useful_attempt_ms, 1, kMaxPolicyDurationMs);
+}
+
+template <typename S, typename V>
+void VisitBreaker(S& b, V& v) {
+  v.Int("window_ms", b.window_ms, 1, kMaxPolicyDurationMs);
+  v.Int("minimum_calls", b.minimum_calls, 1, kMaxMinimumCalls);
+  v.Int("failure_rate_percent", b.failure_rate_percent, 1, 100);
+  v.Int("slow_rate_percent", b.slow_rate_percent, 1, 100);
+  v.Int("slow_call_ms", b.slow_call_ms, 1, kMaxPolicyDurationMs);
+  v.Int("open_ms", b.open_ms, 1, kMaxPolicyDurationMs);
+  v.Int("half_open_probes", b.half_open_probes, 1, kMaxHalfOpenProbes);
+  v.Int("half_open_max_wait_ms", b.half_open_max_wait_ms, 1, kMaxPolicyDurationMs);
+}
+
+template <typename S, typename V>
+void VisitToolPolicy(S& p, V& v) {
+  v.Section("timeouts", [&](V& section) { VisitTimeouts(p.timeouts, section); });
+  v.Section("retry", [&](V& section) { VisitRetry(p.retry, section); });
+  v.Section("breaker", [&](V& section) { VisitBreaker(p.breaker, section); });
+  v.Bool("shadow", p.shadow);
+}
+
+template <typename S, typename V>
+void VisitRetryBudget(S& b, V& v) {
+  v.Number("ratio", b.ratio, 0, /*min_open=*/true, 1);
+  v.Number("burst", b.burst, 1, /*min_open=*/false, kMaxBurst);
+}
+
+// Keys repeated within one object, by path. nlohmann keeps the last silently; an operator
+// who wrote a field twice meant one of them, and we cannot tell which.
+class DuplicateKeyFinder {
+ public:
+  bool operator()(int, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+        frames_.push_back({ChildPath(), false});
+        break;
+      case json::parse_event_t::array_start:
+        frames_.push_back({ChildPath(), true});
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        frames_.pop_back();
+        break;
+      case json::parse_event_t::key: {
+        Frame& frame = frames_.back();
+        frame.key = parsed.get<std::string>();
+        if (!frame.keys.insert(frame.key).second) {
+          problems_.push_back(Join(frame.path, frame.key) +
+                              ": appears more than once in its object; write it once");
+        }
+        break;
+      }
+      case json::parse_event_t::value:
+        break;
+    }
+    return true;
+  }
+  std::vector<std::string> TakeProblems() { return std::move(problems_); }
+
+ private:
+  struct Frame {
+    std::string path;
+    bool is_array = false;
+    std::set<std::string> keys;
+    std::string key;
+  };
+  std::string ChildPath() const {
+    if (frames_.empty()) return "";
+    const Frame& parent = frames_.back();
+    return parent.is_array ? parent.path + "[]" : Join(parent.path, parent.key);
+  }
+  std::vector<Frame> frames_;
+  std::vector<std::string> problems_;
+};
+
+std::string NameProblem(std::string_view kind) {
+  return std::string(kind) + " name must match ^[a-zA-Z0-9_-]{1,64}$";
+}
+
+}  // namespace
+
+PolicyParseResult ParsePolicy(std::string_view json_text) {
+  PolicyParseResult result;
+  std::vector<std::string>& problems = result.problems;
+  if (json_text.size() > kMaxPolicyBytes) {
+    problems.push_back("policy is " + std::to_string(json_text.size()) + " bytes; at most " +
+                       std::to_string(kMaxPolicyBytes) + " are read");
+    return result;
+  }
+  json document;
+  DuplicateKeyFinder duplicates;
+  try {
+    document = json::parse(json_text, std::ref(duplicates));
+  } catch (const json::parse_error& error) {
+    // what() is "[json.exception.parse_error.101] parse error at line 3, column 7: ...".
+    std::string message = error.what();
+    if (const size_t end = message.find("] "); end != std::string::npos) message.erase(0, end + 2);
+    problems.push_back(message);
+    return result;
+  }
+  problems = duplicates.TakeProblems();
+  if (!document.is_object()) {
+    problems.push_back("policy must be a JSON object, got " + Describe(document));
+    return result;
+  }
+
+  Policy policy;
+  FieldReader root(document, "", problems);
+  bool version_reported = false;  // so the validator does not report it again as empty
+  if (const json* version = root.Take("version")) {
+    if (!version->is_string()) {
+      root.Problem("version", "must be a string, got " + Describe(*version));
+      version_reported = true;
+    } else if (version->get_ref<const std::string&>().size() > kMaxVersionBytes) {
+      root.Problem("version", "must be at most " + std::to_string(kMaxVersionBytes) + " bytes");
+      version_reported = true;
+    } else {
+      policy.version = version->get<std::string>();
+    }
+  }
+
+  // The defaults first, whatever the order in the file: tools merge over them.
+  size_t before = problems.size();
+  root.Section("defaults", [&](FieldReader& r) { VisitToolPolicy(policy.defaults, r); });
+  const bool defaults_valid = problems.size() == before;
+  root.Section("retry_budget", [&](FieldReader& r) { VisitRetryBudget(policy.retry_budget, r); });
+
+  std::set<std::string> invalid_tools;
+  root.Section("tools", [&](FieldReader& tools) {
+    for (const auto& [name, value] : tools.object().items()) {
+      before = problems.size();
+      if (!IsValidToolName(name)) tools.Problem(name, NameProblem("tool"));
+      ToolPolicy tool = policy.defaults;
+      tools.Section(name, [&](FieldReader& r) { VisitToolPolicy(tool, r); });
+      if (problems.size() != before) invalid_tools.insert(name);
+      policy.tools.emplace(name, tool);
+    }
+  });
+  root.Section("backends", [&](FieldReader& backends) {
+    for (const auto& [name, value] : backends.object().items()) {
+      if (!IsValidToolName(name)) backends.Problem(name, NameProblem("backend"));
+      RetryBudgetSettings budget = policy.retry_budget;
+      backends.Section(name, [&](FieldReader& backend) {
+        backend.Section("retry_budget", [&](FieldReader& r) { VisitRetryBudget(budget, r); });
+      });
+      policy.backend_retry_budgets.emplace(name, budget);
+    }
+  });
+  root.ReportUnknown();
+
+  // Cross-field rules, only over values that were read as written.
+  Policy checked = policy;
+  if (version_reported) checked.version = "reported above";
+  if (!defaults_valid) {
+    checked.defaults = ToolPolicy{};
+    checked.tools.clear();
+  }
+  for (const std::string& name : invalid_tools) checked.tools.erase(name);
+  for (std::string& problem : ValidatePolicy(checked)) problems.push_back(std::move(problem));
+
+  if (problems.empty()) result.policy = std::move(policy);
+  return result;
+}
+
+json PolicyToJson(const Policy& policy) {
+  json out = json::object();
+  out["version"] = policy.version;
+  FieldWriter root(out);
+  root.Section("defaults", [&](FieldWriter& w) { VisitToolPolicy(policy.defaults, w); });
+  root.Section("tools", [&](FieldWriter& tools) {
+    for (const auto& [name, tool] : policy.tools) {
+      tools.Section(name, [&](FieldWriter& w) { VisitToolPolicy(tool, w); });
+    }
+  });
+  root.Section("retry_budget", [&](FieldWriter& w) { VisitRetryBudget(policy.retry_budget, w); });
+  root.Section("backends", [&](FieldWriter& backends) {
+    for (const auto& [name, budget] : policy.backend_retry_budgets) {
+      backends.Section(name, [&](FieldWriter& backend) {
+        backend.Section("retry_budget", [&](FieldWriter& w) { VisitRetryBudget(budget, w); });
+      });
+    }
+  });
+  return out;
+}
+
+}  // namespace keel
