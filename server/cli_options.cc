@@ -141,6 +141,14 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   app.add_option("--log-file", o.log_file, "Append process logs to this file instead of stderr")
       ->envname("KEEL_LOG_FILE");
+  app.add_option("--trace-file", o.trace_file,
+                 "Append one JSON line per call start/end, attempt start/end, timeout and "
+                 "cancel to this file (OpenTelemetry LogRecord shape; W3C traceparent from "
+                 "_meta is honoured). Arguments and results are left out")
+      ->envname("KEEL_TRACE_FILE");
+  app.add_flag("--trace-arguments", o.trace_arguments,
+               "Also put each call's arguments in the trace (they may be sensitive)")
+      ->envname("KEEL_TRACE_ARGUMENTS");
   app.add_flag("--block-writes", o.block_writes,
                "Turn the kill switch for writes on at start-up: every write tool call gets a "
                "'kill_switch' error result and nothing runs; reads keep working. It is "

@@ -38,6 +38,9 @@ struct CliOptions {
   bool test_tools = false;
   // Kill switch for writes (OPS-2): --block-writes turns the persisted switch on at start-up.
   bool block_writes = false;
+  // Per-attempt trace (OBS-1): JSON lines appended to this file; empty = none.
+  std::string trace_file;
+  bool trace_arguments = false;
   // `keel admin block-writes on|off|status`: an admin command instead of serving.
   std::string admin_block_writes;  // "", "on", "off" or "status"
 };

@@ -24,6 +24,7 @@
 #include "server/task_recovery.h"
 #include "server/task_store_thread.h"
 #include "server/tool_registry.h"
+#include "server/trace_log.h"
 #include "server/tools/echo_tool.h"
 #include "server/tools/ledger_tools.h"
 #include "server/tools/test_tools.h"
@@ -184,6 +185,20 @@ int RunKeel(int argc, char** argv) {
     }
   }
 
+  std::unique_ptr<keel::TraceLog> trace;
+  if (!flags.trace_file.empty()) {
+    std::string trace_error;
+    trace = keel::TraceLog::Open(flags.trace_file,
+                                 {{"service.name", "keel"},
+                                  {"service.version", KEEL_VERSION},
+                                  {"process.pid", getpid()}},
+                                 &trace_error);
+    if (!trace) {
+      std::cerr << "keel: cannot open --trace-file " << flags.trace_file << ": " << trace_error << "\n";
+      return kExitCantCreate;
+    }
+  }
+
   keel::SteadyClock clock;
   keel::EventLoop loop(clock);
   // Durable tasks are read and written on their own thread (declared after the loop it
@@ -212,6 +227,8 @@ int RunKeel(int argc, char** argv) {
   session_options.tasks.owner = owner;
   session_options.tasks.pid = getpid();
   session_options.writes_blocked = [ledger] { return keel::WritesBlocked(ledger->Db()); };
+  session_options.trace = trace.get();
+  session_options.trace_arguments = flags.trace_arguments;
 
   keel::Session* session = nullptr;
   bool peer_gone = false;
