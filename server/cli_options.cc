@@ -141,6 +141,23 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   app.add_option("--log-file", o.log_file, "Append process logs to this file instead of stderr")
       ->envname("KEEL_LOG_FILE");
+  app.add_option("--policy", o.policy_file,
+                 "Resilience policy file (JSON, see docs/policy.md): timeouts, retries, retry "
+                 "budget, breaker and shadow settings per tool. Validated completely at "
+                 "start-up (exit 78 listing every problem); SIGHUP reloads it, keeping the "
+                 "running version if the new one is invalid")
+      ->envname("KEEL_POLICY");
+  CLI::App* policy = app.add_subcommand("policy", "Show or check resilience policies (keel does not serve)");
+  policy->fallthrough();
+  CLI::App* show = policy->add_subcommand("show", "Print the policy the keel on --db runs (or ran before it)");
+  show->fallthrough();
+  show->add_flag("--previous", o.policy_previous, "The version the current one replaced");
+  show->callback([&o] { o.policy_command = "show"; });
+  CLI::App* check = policy->add_subcommand("check", "Validate a policy file; exit 78 listing every problem");
+  check->fallthrough();
+  check->add_option("file", o.policy_check_file, "The policy file")->required();
+  check->callback([&o] { o.policy_command = "check"; });
+  policy->require_subcommand(1);
   app.add_option("--trace-file", o.trace_file,
                  "Append one JSON line per call start/end, attempt start/end, timeout and "
                  "cancel to this file (OpenTelemetry LogRecord shape; W3C traceparent from "

@@ -38,6 +38,12 @@ struct CliOptions {
   bool test_tools = false;
   // Kill switch for writes (OPS-2): --block-writes turns the persisted switch on at start-up.
   bool block_writes = false;
+  // The resilience policy file (BUD-1); empty = the built-in policy. SIGHUP reloads it.
+  std::string policy_file;
+  // `keel policy show [--previous]` / `keel policy check FILE`: instead of serving.
+  std::string policy_command;  // "", "show" or "check"
+  bool policy_previous = false;
+  std::string policy_check_file;
   // Per-attempt trace (OBS-1): JSON lines appended to this file; empty = none.
   std::string trace_file;
   bool trace_arguments = false;

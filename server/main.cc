@@ -17,6 +17,7 @@
 #include "ledger/kill_switch.h"
 #include "server/cli_options.h"
 #include "server/event_loop.h"
+#include "server/policy/policy_loader.h"
 #include "server/ledger_service.h"
 #include "server/process_log.h"
 #include "server/session.h"
@@ -63,7 +64,8 @@ bool InstallSignalHandlers() {
   struct sigaction action = {};
   action.sa_handler = OnSignal;
   sigemptyset(&action.sa_mask);
-  return sigaction(SIGTERM, &action, nullptr) == 0 && sigaction(SIGINT, &action, nullptr) == 0;
+  return sigaction(SIGTERM, &action, nullptr) == 0 && sigaction(SIGINT, &action, nullptr) == 0 &&
+         sigaction(SIGHUP, &action, nullptr) == 0;
 }
 
 // Correlation ids are "<prefix>-<n>": a prefix random per process keeps them unique
@@ -114,6 +116,39 @@ int RunAdminBlockWrites(const keel::CliOptions& flags) {
   return 0;
 }
 
+constexpr int kExitConfig = 78;  // EX_CONFIG
+
+// `keel policy check FILE` validates a file; `keel policy show [--previous]` prints what the
+// keel on --db runs (or ran before).
+int RunPolicyCommand(const keel::CliOptions& flags) {
+  if (flags.policy_command == "check") {
+    const keel::LoadedPolicy loaded = keel::LoadPolicyFile(flags.policy_check_file);
+    for (const std::string& problem : loaded.problems) std::cerr << "keel: policy: " << problem << "\n";
+    if (!loaded.policy) return kExitConfig;
+    std::cout << "policy " << flags.policy_check_file << " is valid (version "
+              << loaded.policy->version << ")\n";
+    return 0;
+  }
+  std::string error;
+  const std::string path =
+      flags.db_path.empty() ? keel::DefaultDatabasePath(&error) : flags.db_path;
+  int exit_code = kExitCantCreate;
+  std::shared_ptr<keel::LedgerService> ledger;
+  if (!path.empty()) ledger = keel::LedgerService::Open({path, flags.idempotency_ttl_ms, "admin"}, &error, &exit_code);
+  if (!ledger) {
+    std::cerr << "keel: " << error << "\n";
+    return exit_code;
+  }
+  const std::optional<std::string> stored = keel::StoredPolicy(ledger->Db(), flags.policy_previous);
+  if (!stored) {
+    std::cerr << "keel: no " << (flags.policy_previous ? "previous " : "") << "policy recorded in "
+              << path << "\n";
+    return 1;
+  }
+  std::cout << *stored << "\n";
+  return 0;
+}
+
 // Everything from flags to exit; main() only turns an escaped exception into exit 70.
 int RunKeel(int argc, char** argv) {
   keel::InstallStderrLogger();  // spdlog's default logger writes to stdout: replace it first
@@ -121,6 +156,15 @@ int RunKeel(int argc, char** argv) {
   if (cli.exit_code) return *cli.exit_code;
   const keel::CliOptions& flags = cli.options;
   if (!flags.admin_block_writes.empty()) return RunAdminBlockWrites(flags);
+  if (!flags.policy_command.empty()) return RunPolicyCommand(flags);
+  // The policy is validated completely before anything else starts (BUD-1).
+  keel::PolicyHandle policy = std::make_shared<const keel::Policy>(keel::DefaultPolicy());
+  if (!flags.policy_file.empty()) {
+    keel::LoadedPolicy loaded = keel::LoadPolicyFile(flags.policy_file);
+    for (const std::string& problem : loaded.problems) std::cerr << "keel: policy: " << problem << "\n";
+    if (!loaded.policy) return kExitConfig;
+    policy = std::move(loaded.policy);
+  }
 
   if (const std::string error = keel::ConfigureProcessLog(flags.log_level, flags.log_file);
       !error.empty()) {
@@ -161,6 +205,12 @@ int RunKeel(int argc, char** argv) {
       std::cerr << "keel: cannot turn the kill switch on in " << db_path << ": " << e.what() << "\n";
       return kExitCantCreate;
     }
+  }
+  try {
+    keel::RecordPolicy(ledger->Db(), *policy, WallClockMs(),
+                       "keel start-up (pid " + std::to_string(getpid()) + ")");
+  } catch (const std::exception& e) {
+    spdlog::warn("could not record the policy in {}: {}", db_path, e.what());
   }
   if (keel::WritesBlocked(ledger->Db())) {
     spdlog::warn("the kill switch is on: write tools answer 'kill_switch' until `keel admin "
@@ -261,6 +311,32 @@ int RunKeel(int argc, char** argv) {
     }
   });
   session->set_on_stop_reading([&] { transport.StopReading(); });
+  session->SetPolicy(policy);
+  // SIGHUP: the policy file is read and validated again; only a valid one replaces the
+  // running version (which is then kept as the previous one).
+  auto reload_policy = [&] {
+    if (flags.policy_file.empty()) {
+      spdlog::info("SIGHUP: no --policy file to reload");
+      return;
+    }
+    keel::LoadedPolicy loaded = keel::LoadPolicyFile(flags.policy_file);
+    if (!loaded.policy) {
+      spdlog::error("SIGHUP: {} is invalid; keeping policy version {}", flags.policy_file,
+                    session->policy()->version);
+      for (const std::string& problem : loaded.problems) spdlog::error("policy: {}", problem);
+      return;
+    }
+    spdlog::info("SIGHUP: policy version {} replaces {}", loaded.policy->version,
+                 session->policy()->version);
+    session->SetPolicy(loaded.policy);
+    pool.Submit([ledger, next = loaded.policy] {
+      try {
+        keel::RecordPolicy(ledger->Db(), *next, WallClockMs(), "SIGHUP reload");
+      } catch (const std::exception& e) {
+        spdlog::warn("could not record the reloaded policy: {}", e.what());
+      }
+    });
+  };
   session->set_on_finished([&] { loop.Stop(); });
 
   // Finished keys past --idempotency-ttl are forgotten: once now, then every 10 minutes,
@@ -287,6 +363,10 @@ int RunKeel(int argc, char** argv) {
   loop.Watch(signal_pipe[0], POLLIN, [&](short) {
     char byte;
     while (read(signal_pipe[0], &byte, 1) == 1) {
+      if (byte == SIGHUP) {
+        reload_policy();
+        continue;
+      }
       // The first signal drains like EOF; a second one ends the grace at once.
       if (++signals_seen == 1) {
         session->BeginShutdown(byte == SIGINT ? "SIGINT" : "SIGTERM");

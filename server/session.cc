@@ -172,7 +172,9 @@ void Session::HandleNotification(const Message& message) {
           const TraceContext context = NewTraceContext();
           options_.trace->Emit(TraceEvent{"cancel.received", "INFO", context.trace_id,
                                           NewSpanId(), "",
-                                          Json{{"jsonrpc.request.id", IdKey(*id)}}});
+                                          Json{{"jsonrpc.request.id", IdKey(*id)},
+                                               {"keel.policy.version",
+                                                policy_ ? policy_->version : ""}}});
         }
       }
     }

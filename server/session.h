@@ -32,6 +32,7 @@
 #include "server/clock.h"
 #include "server/event_loop.h"
 #include "server/output_sink.h"
+#include "server/policy/policy.h"
 #include "server/request_coordinator.h"
 #include "server/task_manager.h"
 #include "server/task_store_thread.h"
@@ -88,6 +89,10 @@ class Session {
   const RequestCoordinator& coordinator() const { return coordinator_; }
   // Null without a task store.
   TaskManager* tasks() { return tasks_.get(); }
+  // The resilience policy in force; a reload swaps it (loop thread). Its version goes into
+  // every trace record.
+  void SetPolicy(PolicyHandle policy) { policy_ = std::move(policy); }
+  const PolicyHandle& policy() const { return policy_; }
 
  private:
   void HandleRequest(Message& message);
@@ -143,6 +148,7 @@ class Session {
   std::unique_ptr<TaskManager> tasks_;
   std::unordered_map<uint64_t, CallTrace> traces_;  // live calls, when tracing
   std::string protocol_version_;
+  PolicyHandle policy_;
   bool tasks_negotiated_ = false;  // initialize chose 2025-11-25 and tasks are available
   // Calls accepted in this loop iteration and not yet handed to the pool. They go together
   // before the loop waits, so the calls of one read of stdin wake each worker once, not once

@@ -51,6 +51,7 @@ void Session::TraceCallStart(uint64_t generation, const Tool& tool, const Json& 
                 {"keel.intent.id", key.empty() ? call_id : tool.spec().name + "/" + key},
                 {"keel.effect", std::string(EffectClassName(tool.spec().effect))}};
   if (!request_id.is_null()) attributes["jsonrpc.request.id"] = IdKey(request_id);
+  if (policy_) attributes["keel.policy.version"] = policy_->version;
   if (!key.empty()) attributes["idempotency.key"] = key;
   if (!task_id.empty()) attributes["task.id"] = task_id;
   TraceEvent event{"tool.call.start", "INFO", trace.trace_id, trace.call_span, trace.parent_span,
