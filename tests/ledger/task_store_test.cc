@@ -273,7 +273,7 @@ TEST_CASE("creating with a used key and other arguments is a key mismatch", "[ta
   CHECK(CountTasks(*db) == 1);
 }
 
-TEST_CASE("a key names one task per tool; keyless tasks never collide", "[task_store]") {
+TEST_CASE("a key names one task per tool, keyless tasks never collide", "[task_store]") {
   LedgerFile file;
   auto db = file.Open();
   TaskStore store(*db);

@@ -218,7 +218,7 @@ TEST_CASE("a response with both result and error, or neither, is an invalid requ
   CHECK(RefusedId(no_id) == "<none>");
 }
 
-TEST_CASE("nesting deeper than 128 levels is a parse error; 128 levels still parse") {
+TEST_CASE("nesting deeper than 128 levels is a parse error, 128 levels still parse") {
   const DecodeError deep = Refused(NestedArrays(129));
   CHECK(deep.code == keel::kParseError);
   CHECK(RefusedId(deep) == "<none>");

@@ -80,7 +80,7 @@ TEST_CASE("without arguments every setting has its documented default") {
   CHECK(o.workers >= 2);  // 0 means hardware threads, at least 2
 }
 
-TEST_CASE("workers 0 becomes the hardware thread count but at least 2; other values stay") {
+TEST_CASE("workers 0 becomes the hardware thread count but at least 2, other values stay") {
   CleanKeelEnv env;
   const CliParse zero = Parse({"--workers", "0"});
   CHECK(ExitCode(zero) == -1);

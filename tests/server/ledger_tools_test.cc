@@ -210,7 +210,7 @@ TEST_CASE("the practice lab: reserve_inventory under a key (IDEM-6, IDEM-4)",
   CHECK(l.Count("SELECT COUNT(*) FROM reservations") == 3);
 }
 
-TEST_CASE("a terminal failure is stored and replayed; it never runs again (IDEM-2)",
+TEST_CASE("a terminal failure is stored and replayed, it never runs again (IDEM-2)",
           "[ledger-tools][IDEM-2]") {
   Ledger l;
   const Json refused = l.Call("reserve_inventory", Reserve(101, "too-many"));

@@ -300,7 +300,7 @@ TEST_CASE("only a strictly increasing progress value restarts the idle clock, to
   CHECK(f.sink.messages()[0]["result"]["structuredContent"]["error"]["layer"] == "idle");
 }
 
-TEST_CASE("time spent queued counts toward the maximum; a call timed out while queued never "
+TEST_CASE("time spent queued counts toward the maximum, a call timed out while queued never "
           "runs (TMO-1)",
           "[coordinator][TMO-1]") {
   Fixture f(Limits(0, 1000));
@@ -361,7 +361,7 @@ TEST_CASE("a cooperative tool that returns promptly after cancel is never report
   CHECK(held == 0);
 }
 
-TEST_CASE("shutdown settles every live call with one error, in arrival order; queued calls "
+TEST_CASE("shutdown settles every live call with one error, in arrival order, queued calls "
           "never run",
           "[coordinator][DC-1]") {
   Fixture f;

@@ -89,7 +89,7 @@ TEST_CASE("a traced call writes call start, attempt start and end, and call end,
   CHECK(failed_end["attributes"]["outcome"] == "error");
 }
 
-TEST_CASE("a cancelled call traces cancel.received and ends cancelled; arguments only with "
+TEST_CASE("a cancelled call traces cancel.received and ends cancelled, arguments only with "
           "trace_arguments",
           "[trace][OBS-1]") {
   TempDir dir;

@@ -47,7 +47,7 @@ TEST_CASE("jittered delay is floor(sample * ceiling) and stays below the ceiling
   CHECK(JitterDelayMs(zero, 3, 0.9) == 0);
 }
 
-TEST_CASE("UnitSample maps 64 random bits into [0, 1), never 1", "[retry]") {
+TEST_CASE("UnitSample maps 64 random bits to at least 0 and below 1, never 1", "[retry]") {
   CHECK(UnitSample(0) == 0.0);
   CHECK(UnitSample(UINT64_MAX) == kAlmostOne);
   CHECK(UnitSample(uint64_t{1} << 63) == 0.5);
@@ -67,7 +67,7 @@ TEST_CASE("a retry-after hint raises the delay but is clamped to retry_after_cap
 // RET-2 / resilience.md §3.1: with the cap applied before the jitter, retry 5 (ceiling
 // min(1500, 250 * 16) = 1500) is uniform on [0, 1500). Randomise-then-cap,
 // min(cap, U(0, base * 2^(n-1))), would put 62.5% of the same samples exactly at the cap.
-TEST_CASE("full jitter at retry 5 is uniform on [0, cap) with no mass at the cap", "[retry]") {
+TEST_CASE("full jitter at retry 5 is uniform from 0 up to the cap with no mass at the cap", "[retry]") {
   RetrySettings settings;
   std::mt19937_64 rng(20250601);
   constexpr int kSamples = 100000;

@@ -19,7 +19,7 @@ std::string Write(const TempDir& dir, const std::string& name, const std::string
 
 }  // namespace
 
-TEST_CASE("a valid policy file loads; an invalid one reports every problem; a missing one "
+TEST_CASE("a valid policy file loads, an invalid one reports every problem, a missing one "
           "says it cannot be read",
           "[policy][BUD-1]") {
   TempDir dir;

@@ -202,7 +202,7 @@ TEST_CASE("the idle clock may be off but not negative", "[policy]") {
         "defaults.timeouts.idle_ms: must be between 0 and 604800000, got -1");
 }
 
-TEST_CASE("the retry budget ratio must be in (0, 1] and the burst at least 1", "[policy]") {
+TEST_CASE("the retry budget ratio must be above 0 and at most 1, and the burst at least 1", "[policy]") {
   CHECK(Problems({{"retry_budget", {{"ratio", 1}}}}).empty());
   CHECK(OnlyProblem({{"retry_budget", {{"ratio", 0}}}}) ==
         "retry_budget.ratio: must be greater than 0.0 and at most 1.0, got 0");
