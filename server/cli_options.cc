@@ -158,6 +158,12 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
   check->add_option("file", o.policy_check_file, "The policy file")->required();
   check->callback([&o] { o.policy_command = "check"; });
   policy->require_subcommand(1);
+  CLI::App* trace_cmd = app.add_subcommand("trace", "Read a --trace-file (keel does not serve)");
+  CLI::App* summary = trace_cmd->add_subcommand(
+      "summary", "Per tool, backend and outcome: calls, intents, retries, timeouts, breaker "
+                 "rejects, p50/p95 duration, backend operations, calls per intent");
+  summary->add_option("file", o.trace_summary_file, "The trace file")->required()->check(CLI::ExistingFile);
+  trace_cmd->require_subcommand(1);
   app.add_option("--trace-file", o.trace_file,
                  "Append one JSON line per call start/end, attempt start/end, timeout and "
                  "cancel to this file (OpenTelemetry LogRecord shape; W3C traceparent from "

@@ -44,6 +44,8 @@ struct CliOptions {
   std::string policy_command;  // "", "show" or "check"
   bool policy_previous = false;
   std::string policy_check_file;
+  // `keel trace summary FILE` (OBS-2): instead of serving.
+  std::string trace_summary_file;
   // Per-attempt trace (OBS-1): JSON lines appended to this file; empty = none.
   std::string trace_file;
   bool trace_arguments = false;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <random>
 #include <string>
@@ -26,6 +27,7 @@
 #include "server/task_store_thread.h"
 #include "server/tool_registry.h"
 #include "server/trace_log.h"
+#include "server/trace_summary.h"
 #include "server/tools/echo_tool.h"
 #include "server/tools/ledger_tools.h"
 #include "server/tools/test_tools.h"
@@ -157,6 +159,11 @@ int RunKeel(int argc, char** argv) {
   const keel::CliOptions& flags = cli.options;
   if (!flags.admin_block_writes.empty()) return RunAdminBlockWrites(flags);
   if (!flags.policy_command.empty()) return RunPolicyCommand(flags);
+  if (!flags.trace_summary_file.empty()) {
+    std::ifstream in(flags.trace_summary_file);
+    std::cout << keel::SummarizeTrace(in);
+    return 0;
+  }
   // The policy is validated completely before anything else starts (BUD-1).
   keel::PolicyHandle policy = std::make_shared<const keel::Policy>(keel::DefaultPolicy());
   if (!flags.policy_file.empty()) {

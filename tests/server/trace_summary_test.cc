@@ -1,0 +1,65 @@
+// `keel trace summary` (OBS-2) over a hand-written trace.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "server/trace_summary.h"
+
+namespace keel {
+namespace {
+
+std::string Record(const std::string& event, const std::string& call, const std::string& tool,
+                   const std::string& extra = "") {
+  return R"({"event":")" + event + R"(","attributes":{"keel.call.id":")" + call +
+         R"(","gen_ai.tool.name":")" + tool + "\"" + extra + "}}\n";
+}
+
+}  // namespace
+
+TEST_CASE("the trace summary counts calls, intents, retries, timeouts and durations per tool "
+          "and outcome",
+          "[trace][OBS-2]") {
+  std::stringstream trace;
+  // Two calls of one intent (a retry by the client under the same key), one with two attempts.
+  trace << Record("tool.attempt.start", "c1", "charge")
+        << Record("tool.attempt.start", "c1", "charge")
+        << Record("tool.call.end", "c1", "charge",
+                  R"(,"keel.intent.id":"charge/k","outcome":"ok","duration_ms":10)")
+        << Record("tool.attempt.start", "c2", "charge")
+        << Record("tool.call.end", "c2", "charge",
+                  R"(,"keel.intent.id":"charge/k","outcome":"ok","duration_ms":30)")
+        << Record("tool.attempt.start", "c3", "sleep") << Record("timeout.fired", "c3", "sleep")
+        << Record("tool.call.end", "c3", "sleep",
+                  R"(,"keel.intent.id":"c3","outcome":"timeout","duration_ms":200)")
+        << "not json\n";
+  const std::string summary = SummarizeTrace(trace);
+  CAPTURE(summary);
+  std::istringstream rows(summary);
+  std::string header1, header2, charge, sleep, skipped;
+  std::getline(rows, header1);
+  std::getline(rows, header2);
+  std::getline(rows, charge);
+  std::getline(rows, sleep);
+  std::getline(rows, skipped);
+  std::istringstream c(charge);
+  std::string tool, backend, outcome;
+  size_t calls, intents, retries, timeouts, rejects, ops;
+  double p50, p95, per_intent;
+  c >> tool >> backend >> outcome >> calls >> intents >> retries >> timeouts >> rejects >> p50 >>
+      p95 >> ops >> per_intent;
+  CHECK(tool == "charge");
+  CHECK(outcome == "ok");
+  CHECK(calls == 2);
+  CHECK(intents == 1);
+  CHECK(retries == 1);
+  CHECK(timeouts == 0);
+  CHECK(p50 == 10.0);
+  CHECK(p95 == 30.0);
+  CHECK(ops == 3);
+  CHECK(per_intent == 2.0);
+  CHECK(sleep.rfind("sleep", 0) == 0);
+  CHECK(sleep.find("timeout") != std::string::npos);
+  CHECK(skipped.find("1 line(s) were not trace records") != std::string::npos);
+}
+
+}  // namespace keel
