@@ -85,19 +85,31 @@ int64_t WallClockMs() {
       .count();
 }
 
+// The operator commands below (admin, policy, trace) do not serve: stdout is their output,
+// the protocol streams are never set up.
+
+// The --db file for an operator command (opened and migrated). Null after printing why,
+// with *exit_code set (73 cannot create, 78 newer schema).
+std::shared_ptr<keel::LedgerService> OpenForCommand(const keel::CliOptions& flags,
+                                                    std::string* path, int* exit_code) {
+  std::string error;
+  *path = flags.db_path.empty() ? keel::DefaultDatabasePath(&error) : flags.db_path;
+  *exit_code = kExitCantCreate;
+  std::shared_ptr<keel::LedgerService> ledger;
+  if (!path->empty()) {
+    ledger = keel::LedgerService::Open({*path, flags.idempotency_ttl_ms, "admin"}, &error, exit_code);
+  }
+  if (!ledger) std::cerr << "keel: " << error << "\n";
+  return ledger;
+}
+
 // `keel admin block-writes on|off|status`: flips or shows the persisted kill switch for
 // writes (OPS-2) in the --db file, for a keel running on it to see on its next write call.
 int RunAdminBlockWrites(const keel::CliOptions& flags) {
-  std::string error;
-  const std::string path =
-      flags.db_path.empty() ? keel::DefaultDatabasePath(&error) : flags.db_path;
-  int exit_code = kExitCantCreate;
-  std::shared_ptr<keel::LedgerService> ledger;
-  if (!path.empty()) ledger = keel::LedgerService::Open({path, flags.idempotency_ttl_ms, "admin"}, &error, &exit_code);
-  if (!ledger) {
-    std::cerr << "keel: " << error << "\n";
-    return exit_code;
-  }
+  std::string path;
+  int exit_code = 0;
+  std::shared_ptr<keel::LedgerService> ledger = OpenForCommand(flags, &path, &exit_code);
+  if (!ledger) return exit_code;
   try {
     if (flags.admin_block_writes != "status") {
       const bool on = flags.admin_block_writes == "on";
@@ -131,16 +143,10 @@ int RunPolicyCommand(const keel::CliOptions& flags) {
               << loaded.policy->version << ")\n";
     return 0;
   }
-  std::string error;
-  const std::string path =
-      flags.db_path.empty() ? keel::DefaultDatabasePath(&error) : flags.db_path;
-  int exit_code = kExitCantCreate;
-  std::shared_ptr<keel::LedgerService> ledger;
-  if (!path.empty()) ledger = keel::LedgerService::Open({path, flags.idempotency_ttl_ms, "admin"}, &error, &exit_code);
-  if (!ledger) {
-    std::cerr << "keel: " << error << "\n";
-    return exit_code;
-  }
+  std::string path;
+  int exit_code = 0;
+  std::shared_ptr<keel::LedgerService> ledger = OpenForCommand(flags, &path, &exit_code);
+  if (!ledger) return exit_code;
   const std::optional<std::string> stored = keel::StoredPolicy(ledger->Db(), flags.policy_previous);
   if (!stored) {
     std::cerr << "keel: no " << (flags.policy_previous ? "previous " : "") << "policy recorded in "
