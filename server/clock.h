@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 
 namespace keel {
 
@@ -20,6 +21,14 @@ class SteadyClock final : public Clock {
  public:
   TimePoint Now() const override { return std::chrono::steady_clock::now(); }
 };
+
+// Wall-clock milliseconds since the Unix epoch: for stored times (ledger, tasks, settings),
+// never for measuring durations.
+inline int64_t WallClockMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 // An absolute point in time, or "never". Passed down instead of relative timeouts.
 class Deadline {

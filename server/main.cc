@@ -79,12 +79,6 @@ std::string CorrelationPrefix() {
   return prefix;
 }
 
-int64_t WallClockMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // The operator commands below (admin, policy, trace) do not serve: stdout is their output,
 // the protocol streams are never set up.
 
@@ -113,7 +107,7 @@ int RunAdminBlockWrites(const keel::CliOptions& flags) {
   try {
     if (flags.admin_block_writes != "status") {
       const bool on = flags.admin_block_writes == "on";
-      keel::SetWritesBlocked(ledger->Db(), on, WallClockMs(),
+      keel::SetWritesBlocked(ledger->Db(), on, keel::WallClockMs(),
                              "keel admin block-writes " + flags.admin_block_writes + " (pid " +
                                  std::to_string(getpid()) + ")");
     }
@@ -212,7 +206,7 @@ int RunKeel(int argc, char** argv) {
   }
   if (flags.block_writes) {
     try {
-      keel::SetWritesBlocked(ledger->Db(), true, WallClockMs(),
+      keel::SetWritesBlocked(ledger->Db(), true, keel::WallClockMs(),
                              "--block-writes at start-up (pid " + std::to_string(getpid()) + ")");
     } catch (const std::exception& e) {
       std::cerr << "keel: cannot turn the kill switch on in " << db_path << ": " << e.what() << "\n";
@@ -220,7 +214,7 @@ int RunKeel(int argc, char** argv) {
     }
   }
   try {
-    keel::RecordPolicy(ledger->Db(), *policy, WallClockMs(),
+    keel::RecordPolicy(ledger->Db(), *policy, keel::WallClockMs(),
                        "keel start-up (pid " + std::to_string(getpid()) + ")");
   } catch (const std::exception& e) {
     spdlog::warn("could not record the policy in {}: {}", db_path, e.what());
@@ -314,11 +308,8 @@ int RunKeel(int argc, char** argv) {
   // thread runs jobs in order), then every minute with the sweep of expired tasks.
   keel::RecoveryOptions recovery{owner, getpid(), nullptr};
   session->tasks()->StartMaintenance([&registry, recovery](keel::TaskStore& store) {
-    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count();
     try {
-      keel::RecoverOrphanedTasks(store, registry, recovery, now);
+      keel::RecoverOrphanedTasks(store, registry, recovery, keel::WallClockMs());
     } catch (const std::exception& e) {
       spdlog::warn("tasks: recovering orphaned tasks failed: {}", e.what());
     }
@@ -344,7 +335,7 @@ int RunKeel(int argc, char** argv) {
     session->SetPolicy(loaded.policy);
     pool.Submit([ledger, next = loaded.policy] {
       try {
-        keel::RecordPolicy(ledger->Db(), *next, WallClockMs(), "SIGHUP reload");
+        keel::RecordPolicy(ledger->Db(), *next, keel::WallClockMs(), "SIGHUP reload");
       } catch (const std::exception& e) {
         spdlog::warn("could not record the reloaded policy: {}", e.what());
       }

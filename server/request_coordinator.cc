@@ -79,6 +79,7 @@ RequestCoordinator::Admitted RequestCoordinator::BeginTask(std::string_view tool
   entry.tool = std::string(tool);
   entry.progress_token = std::move(progress_token);
   entry.progress_meta = std::move(progress_meta);
+  entry.task = true;
   entry.on_settle = std::move(on_settle);
   entry.limits = limits;
   return Admit(std::move(entry));
@@ -91,7 +92,7 @@ RequestCoordinator::Admitted RequestCoordinator::Admit(Entry entry) {
   entry.accepted = now;
   entry.last_activity = now;
   Admitted admitted{generation, entry.control};
-  if (entry.on_settle) {
+  if (entry.task) {
     ++live_tasks_;
   } else {
     live_ids_[entry.id_key] = generation;
@@ -104,7 +105,7 @@ RequestCoordinator::Admitted RequestCoordinator::Admit(Entry entry) {
 
 bool RequestCoordinator::CancelTask(uint64_t generation) {
   Entry* entry = Find(generation);
-  if (entry == nullptr || entry->settlement.settled() || !entry->on_settle) return false;
+  if (entry == nullptr || entry->settlement.settled() || !entry->task) return false;
   Settle(generation, CallState::kCancelled, "tasks/cancel");
   return true;
 }
@@ -234,11 +235,11 @@ void RequestCoordinator::Settle(uint64_t generation, CallState state, std::strin
   if (state == CallState::kCancelled && !entry.progress_token.is_null()) {
     sink_.DiscardProgress(generation);  // queued before the cancel: never written after it
   }
-  if (entry.on_settle) {
+  if (entry.task) {
     --live_tasks_;
-    // Moved out first: the callback may start other work that rehashes entries_.
+    // Moved out first: it runs once, and may start other work that adds entries.
     SettleFn on_settle = std::move(entry.on_settle);
-    entry.on_settle = [](CallState, Json, Json) {};  // still marks the entry as a task
+    entry.on_settle = nullptr;
     on_settle(state, std::move(result), std::move(error));
   } else {
     if (!result.is_null()) {
@@ -270,7 +271,7 @@ void RequestCoordinator::OnTimeout(Entry& entry, uint64_t generation, TimePoint 
   const long long elapsed_ms = ToMillis(now - entry.accepted);
   const long long limit_ms = ToMillis(max ? entry.limits.max : entry.limits.idle);
   const std::string correlation_id = CorrelationId(generation);
-  const std::string max_source = entry.on_settle ? "the task's ttl" : "--max-timeout";
+  const std::string max_source = entry.task ? "the task's ttl" : "--max-timeout";
   const std::string text =
       max ? "Tool '" + entry.tool + "' timed out: it ran past its maximum of " +
                 std::to_string(limit_ms) + " ms (" + max_source + ") and was cancelled after " +

@@ -162,7 +162,8 @@ class RequestCoordinator {
     std::string tool;
     Json progress_token;  // null when the client asked for no progress
     Json progress_meta;   // tasks: the related-task _meta of its progress
-    SettleFn on_settle;   // tasks: where the outcome goes (invariant 8)
+    bool task = false;    // BeginTask: no request id (invariant 8)
+    SettleFn on_settle;   // tasks: where the outcome goes; empty once it has run
     std::shared_ptr<CallControl> control;
     CallLimits limits;
     TimePoint accepted;

@@ -72,13 +72,7 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
     });
   }
   if (task_store != nullptr) {
-    if (!wall_clock_ms) {
-      wall_clock_ms = [] {
-        return std::chrono::duration_cast<std::chrono::milliseconds>(
-                   std::chrono::system_clock::now().time_since_epoch())
-            .count();
-      };
-    }
+    if (!wall_clock_ms) wall_clock_ms = WallClockMs;
     tasks_ = std::make_unique<TaskManager>(loop_, sink_, *task_store, options_.tasks,
                                            std::move(wall_clock_ms));
     tasks_->set_start([this](const TaskRecord& task, Json progress_token) {

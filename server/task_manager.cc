@@ -543,28 +543,24 @@ void TaskManager::StartMaintenance(std::function<void(TaskStore&)> recover) {
     }
   };
   store_.Post(upkeep);  // first, before any request is read (FIFO)
+  // Timers re-arm themselves; the loop runs them only while it runs, and this manager
+  // lives as long as the loop runs.
   const Duration renew_every = Millis(std::max<int64_t>(options_.lease_ms / 3, 1000));
-  const Duration upkeep_every = Millis(60000);
-  struct Timers {
-    std::function<void()> renew;
-    std::function<void()> upkeep;
-  };
-  auto timers = std::make_shared<Timers>();
-  timers->renew = [this, renew_every, timers_weak = std::weak_ptr<Timers>(timers)] {
+  renew_timer_ = [this, renew_every] {
     if (!live_.empty()) {
       store_.Post([owner = options_.owner, until = now_ms_() + options_.lease_ms](TaskStore& store) {
         store.RenewLeases(owner, until);
       });
     }
-    if (auto t = timers_weak.lock()) loop_.AddTimer(loop_.clock().Now() + renew_every, t->renew);
+    loop_.AddTimer(loop_.clock().Now() + renew_every, renew_timer_);
   };
-  timers->upkeep = [this, upkeep, upkeep_every, timers_weak = std::weak_ptr<Timers>(timers)] {
+  const Duration upkeep_every = Millis(60000);
+  upkeep_timer_ = [this, upkeep, upkeep_every] {
     store_.Post(upkeep);
-    if (auto t = timers_weak.lock()) loop_.AddTimer(loop_.clock().Now() + upkeep_every, t->upkeep);
+    loop_.AddTimer(loop_.clock().Now() + upkeep_every, upkeep_timer_);
   };
-  timers_ = timers;
-  loop_.AddTimer(loop_.clock().Now() + renew_every, timers->renew);
-  loop_.AddTimer(loop_.clock().Now() + upkeep_every, timers->upkeep);
+  loop_.AddTimer(loop_.clock().Now() + renew_every, renew_timer_);
+  loop_.AddTimer(loop_.clock().Now() + upkeep_every, upkeep_timer_);
 }
 
 }  // namespace keel

@@ -29,7 +29,6 @@
 
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -174,7 +173,8 @@ class TaskManager {
   bool client_ready_ = false;
   size_t jobs_in_flight_ = 0;
   std::function<void()> on_idle_;
-  std::shared_ptr<void> timers_;  // the upkeep timers re-arm while this lives
+  std::function<void()> renew_timer_;   // lease renewal, every lease_ms / 3
+  std::function<void()> upkeep_timer_;  // recovery and sweep, every minute
 };
 
 }  // namespace keel

@@ -1,11 +1,7 @@
 #include "server/task_wire.h"
 
-#include <sys/random.h>
-
-#include <cerrno>
-#include <stdexcept>
-
 #include "server/ledger_service.h"
+#include "server/random_hex.h"
 
 namespace keel {
 
@@ -30,25 +26,6 @@ Json WithRelatedTask(Json result, std::string_view task_id) {
   return result;
 }
 
-std::string NewTaskId() {
-  unsigned char bytes[16];
-  size_t filled = 0;
-  while (filled < sizeof(bytes)) {
-    const ssize_t n = getrandom(bytes + filled, sizeof(bytes) - filled, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error("getrandom failed: no secure random bytes for a task id");
-    }
-    filled += static_cast<size_t>(n);
-  }
-  constexpr char kHex[] = "0123456789abcdef";
-  std::string id;
-  id.reserve(32);
-  for (unsigned char b : bytes) {
-    id += kHex[b >> 4];
-    id += kHex[b & 0xF];
-  }
-  return id;
-}
+std::string NewTaskId() { return RandomHex(16); }
 
 }  // namespace keel

@@ -23,7 +23,7 @@ Json RelatedTaskMeta(std::string_view task_id);
 // `result` (a CallToolResult, a Task result) with the related-task key added to its _meta:
 // every response about a task carries it (tasks/result MUST; keel does it for all).
 Json WithRelatedTask(Json result, std::string_view task_id);
-// 128 bits from the kernel's CSPRNG (getrandom), as 32 lowercase hex digits.
+// 128 bits from the kernel's CSPRNG (RandomHex), as 32 lowercase hex digits.
 // Throws std::runtime_error if the kernel gives none.
 std::string NewTaskId();
 

@@ -1,11 +1,11 @@
 #include "server/trace_log.h"
 
-#include <sys/random.h>
-
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <ctime>
+
+#include "server/random_hex.h"
 
 namespace keel {
 namespace {
@@ -19,28 +19,12 @@ bool IsLowerHex(std::string_view text) {
 
 bool AllZero(std::string_view text) { return text.find_first_not_of('0') == std::string_view::npos; }
 
-std::string RandomHex(size_t bytes) {
-  unsigned char buffer[16];
-  size_t filled = 0;
-  while (filled < bytes) {
-    const ssize_t n = getrandom(buffer + filled, bytes - filled, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      // Trace ids need uniqueness, not secrecy: fall back to the clock.
-      const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-      std::memcpy(buffer + filled, &now, std::min(sizeof(now), bytes - filled));
-      filled += std::min(sizeof(now), bytes - filled);
-      continue;
-    }
-    filled += static_cast<size_t>(n);
+// A W3C id of `bytes` random bytes, never all zero (which W3C reserves as invalid).
+std::string TraceHex(size_t bytes) {
+  for (;;) {
+    std::string id = RandomHex(bytes);
+    if (!AllZero(id)) return id;
   }
-  constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < bytes; ++i) {
-    out += kHex[buffer[i] >> 4];
-    out += kHex[buffer[i] & 0xF];
-  }
-  return AllZero(out) ? RandomHex(bytes) : out;
 }
 
 }  // namespace
@@ -61,9 +45,9 @@ std::optional<TraceContext> ParseTraceparent(std::string_view header) {
   return TraceContext{std::string(trace_id), std::string(parent)};
 }
 
-TraceContext NewTraceContext() { return TraceContext{RandomHex(16), std::string()}; }
+TraceContext NewTraceContext() { return TraceContext{TraceHex(16), std::string()}; }
 
-std::string NewSpanId() { return RandomHex(8); }
+std::string NewSpanId() { return TraceHex(8); }
 
 std::string Rfc3339Micros(int64_t unix_us) {
   const std::time_t seconds = static_cast<std::time_t>(unix_us / 1000000);

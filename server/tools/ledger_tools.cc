@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "ledger/fingerprint.h"
+#include "server/clock.h"
 
 namespace keel {
 namespace {
@@ -15,12 +16,6 @@ namespace {
 constexpr int64_t kOpeningBalanceCents = 100000;
 constexpr int64_t kOpeningStock = 100;
 constexpr std::chrono::milliseconds kMaxLockWait{30000};
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // A fresh id per execution ("ch_3f9a..."), so two executions never look like one replay.
 std::string FreshId(const char* prefix) {
@@ -40,8 +35,15 @@ Json Structured(std::string text, Json structured) {
 // A tool whose effect lives in keel's own database, run exactly once per idempotency key.
 class MutationTool : public Tool {
  public:
+  // What every in-database mutation shares: it may run as a task, and without a key a
+  // repeat runs its effect again (unsafe_write, so the kill switch stops it).
   MutationTool(std::shared_ptr<LedgerService> ledger, std::string crash_at)
-      : ledger_(std::move(ledger)), crash_at_(std::move(crash_at)) {}
+      : ledger_(std::move(ledger)), crash_at_(std::move(crash_at)) {
+    spec_.task_support = TaskSupport::kOptional;
+    spec_.effect = EffectClass::kUnsafeWrite;
+    spec_.annotations = Json{{"readOnlyHint", false}, {"destructiveHint", false},
+                             {"idempotentHint", false}, {"openWorldHint", false}};
+  }
   const ToolSpec& spec() const override { return spec_; }
 
   Json Call(ToolContext& ctx) override {
@@ -122,10 +124,6 @@ class ChargeAccount final : public MutationTool {
         "cents":{"type":"integer","minimum":1,"maximum":100000000},
         "idempotencyKey":{"type":"string","minLength":1,"maxLength":255}},
       "required":["account","cents"],"additionalProperties":false})");
-    spec_.task_support = TaskSupport::kOptional;
-    spec_.effect = EffectClass::kUnsafeWrite;  // without a key a repeat charges again
-    spec_.annotations = Json{{"readOnlyHint", false}, {"destructiveHint", false},
-                             {"idempotentHint", false}, {"openWorldHint", false}};
   }
 
  protected:
@@ -153,7 +151,7 @@ class ChargeAccount final : public MutationTool {
       return refused;
     }
     const std::string charge_id = FreshId("ch");
-    const int64_t now = NowMs();
+    const int64_t now = WallClockMs();
     db.Prepare("UPDATE accounts SET balance_cents = balance_cents - ?2 WHERE account = ?1")
         .Bind(1, account)
         .Bind(2, cents)
@@ -196,10 +194,6 @@ class ReserveInventory final : public MutationTool {
         "tenant":{"type":"string","minLength":1,"maxLength":64},
         "idempotencyKey":{"type":"string","minLength":1,"maxLength":255}},
       "required":["sku","quantity","tenant"],"additionalProperties":false})");
-    spec_.task_support = TaskSupport::kOptional;
-    spec_.effect = EffectClass::kUnsafeWrite;  // without a key a repeat charges again
-    spec_.annotations = Json{{"readOnlyHint", false}, {"destructiveHint", false},
-                             {"idempotentHint", false}, {"openWorldHint", false}};
   }
 
  protected:
@@ -229,7 +223,7 @@ class ReserveInventory final : public MutationTool {
       return refused;
     }
     const std::string reservation_id = FreshId("rsv");
-    const int64_t now = NowMs();
+    const int64_t now = WallClockMs();
     db.Prepare("UPDATE inventory SET stock = stock - ?3 WHERE tenant = ?1 AND sku = ?2")
         .Bind(1, tenant)
         .Bind(2, sku)
