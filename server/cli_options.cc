@@ -102,12 +102,14 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
       ->envname("KEEL_SHUTDOWN_GRACE")->check(CLI::Range(0, 600000));
   app.add_option("--idle-timeout", o.idle_timeout_ms,
                  "Milliseconds a tool call may go without reporting progress before keel "
-                 "ends it with a timeout result (0 = no idle limit)")
+                 "ends it with a timeout result (0 = no idle limit). A default: a tool's "
+                 "catalog timeouts or a --policy file replace it")
       ->envname("KEEL_IDLE_TIMEOUT")->check(CLI::Range(0LL, 86400000LL));
   app.add_option("--max-timeout", o.max_timeout_ms,
                  "Milliseconds a tool call may take in all, queued time included, whatever "
                  "its progress; then keel ends it with a timeout result (below the 60000 "
-                 "ms the official SDK client waits by default)")
+                 "ms the official SDK client waits by default). A default: a tool's catalog "
+                 "timeouts or a --policy file replace it")
       ->envname("KEEL_MAX_TIMEOUT")->check(CLI::Range(1LL, 86400000LL));
   app.add_option("--outbox-bytes", o.outbox_bytes,
                  "Unsent output keel holds for a slow client: beyond it the oldest progress "
@@ -147,6 +149,19 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
                  "start-up (exit 78 listing every problem); SIGHUP reloads it, keeping the "
                  "running version if the new one is invalid")
       ->envname("KEEL_POLICY");
+  app.add_option("--catalog", o.catalog_file,
+                 "Tool catalog (JSON, see docs/catalog.md): the tools keel serves with their "
+                 "effect class, backend, timeouts, retry policy, idempotency key components, "
+                 "approval and taskSupport. Each entry names one of keel's implementations. "
+                 "Validated completely at start-up (exit 78 listing every problem). Default: "
+                 "the built-in demo catalog (echo, charge_account, reserve_inventory, "
+                 "ledger_lookup)")
+      ->envname("KEEL_CATALOG");
+  app.add_flag("--shadow", o.shadow,
+               "Shadow mode for every tool (OPS-1): compute retry decisions and record them as "
+               "'retry.would_have' trace events, but apply none (each call makes one attempt). "
+               "The policy's per-tool `shadow` does the same for one tool")
+      ->envname("KEEL_SHADOW");
   CLI::App* policy = app.add_subcommand("policy", "Show or check resilience policies (keel does not serve)");
   policy->fallthrough();
   CLI::App* show = policy->add_subcommand("show", "Print the policy the keel on --db runs (or ran before it)");
@@ -190,7 +205,8 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
   admin->require_subcommand(1);
   app.add_flag("--test-tools", o.test_tools,
                "Also serve the test tools sleep, task_sleep, progress, latch_wait, "
-               "latch_release, fail")
+               "latch_release, fail, flaky_read, flaky_write, flaky_idempotent (a --catalog "
+               "may describe them too)")
       ->envname("KEEL_TEST_TOOLS");
 
   try {

@@ -72,6 +72,16 @@ std::string IdempotencyKey(const Json& meta, const Json& arguments, std::string*
   return problem->empty() ? key : std::string();
 }
 
+std::string ApprovalScopedKey(std::string key, const Json& arguments) {
+  if (!arguments.is_object()) return key;
+  const auto it = arguments.find("approval_id");
+  if (it == arguments.end() || !it->is_string() || it->get_ref<const std::string&>().empty()) {
+    return key;
+  }
+  const std::string scope = "approval:" + it->get<std::string>();
+  return key.empty() ? scope : key + "|" + scope;
+}
+
 std::unique_ptr<LedgerService> LedgerService::Open(Options options, std::string* error,
                                                    int* exit_code) {
   std::unique_ptr<Database> db = Database::Open(options.path, error);

@@ -11,13 +11,16 @@
 #include <fstream>
 #include <iostream>
 #include <random>
+#include <set>
 #include <string>
 
 #include <spdlog/spdlog.h>
 
 #include "ledger/kill_switch.h"
+#include "server/catalog_tools.h"
 #include "server/cli_options.h"
 #include "server/event_loop.h"
+#include "server/policy/effective_policy.h"
 #include "server/policy/policy_loader.h"
 #include "server/ledger_service.h"
 #include "server/process_log.h"
@@ -165,13 +168,19 @@ int RunKeel(int argc, char** argv) {
     return 0;
   }
   // The policy is validated completely before anything else starts (BUD-1).
-  keel::PolicyHandle policy = std::make_shared<const keel::Policy>(keel::DefaultPolicy());
+  // Without a file: the built-in policy, with --idle-timeout and --max-timeout as defaults.
+  keel::PolicyHandle policy = std::make_shared<const keel::Policy>(
+      keel::BuiltinPolicyWithTimeouts(flags.idle_timeout_ms, flags.max_timeout_ms));
   if (!flags.policy_file.empty()) {
     keel::LoadedPolicy loaded = keel::LoadPolicyFile(flags.policy_file);
     for (const std::string& problem : loaded.problems) std::cerr << "keel: policy: " << problem << "\n";
     if (!loaded.policy) return kExitConfig;
     policy = std::move(loaded.policy);
   }
+  // So is the tool catalog (--catalog, or the built-in demo catalog).
+  keel::CatalogLoad catalog = keel::LoadCatalogFile(flags.catalog_file);
+  for (const std::string& problem : catalog.problems) std::cerr << "keel: catalog: " << problem << "\n";
+  if (!catalog.ok()) return kExitConfig;
 
   if (const std::string error = keel::ConfigureProcessLog(flags.log_level, flags.log_file);
       !error.empty()) {
@@ -225,15 +234,27 @@ int RunKeel(int argc, char** argv) {
   }
 
   keel::ToolRegistry registry;
-  std::vector<std::unique_ptr<keel::Tool>> tools;
-  tools.push_back(keel::MakeEchoTool());
+  std::vector<std::unique_ptr<keel::Tool>> implementations;
+  implementations.push_back(keel::MakeEchoTool());
   // Test-only: KEEL_TEST_CRASH_AT makes a mutation kill keel at one step (crash tests).
   const char* crash_at = flags.test_tools ? std::getenv("KEEL_TEST_CRASH_AT") : nullptr;
   for (auto& tool : keel::MakeLedgerTools(ledger, crash_at ? crash_at : "")) {
-    tools.push_back(std::move(tool));
+    implementations.push_back(std::move(tool));
   }
+  std::set<std::string> test_tool_names;
   if (flags.test_tools) {
-    for (auto& tool : keel::MakeTestTools()) tools.push_back(std::move(tool));
+    for (auto& tool : keel::MakeTestTools()) {
+      test_tool_names.insert(tool->spec().name);
+      implementations.push_back(std::move(tool));
+    }
+  }
+  keel::BoundCatalog bound = keel::BindCatalog(*catalog.catalog, std::move(implementations));
+  for (const std::string& problem : bound.problems) std::cerr << "keel: catalog: " << problem << "\n";
+  if (!bound.problems.empty()) return kExitConfig;
+  // The catalog's tools, then (with --test-tools) the test tools it does not describe.
+  std::vector<std::unique_ptr<keel::Tool>> tools = std::move(bound.tools);
+  for (auto& tool : bound.unbound) {
+    if (test_tool_names.count(tool->spec().name) != 0) tools.push_back(std::move(tool));
   }
   for (auto& tool : tools) {
     if (const std::string error = registry.Register(std::move(tool)); !error.empty()) {
@@ -274,6 +295,7 @@ int RunKeel(int argc, char** argv) {
   session_options.shutdown_grace = keel::Millis(flags.shutdown_grace_ms);
   session_options.call_limits.idle = keel::Millis(flags.idle_timeout_ms);
   session_options.call_limits.max = keel::Millis(flags.max_timeout_ms);
+  session_options.shadow = flags.shadow;
   session_options.correlation_prefix = CorrelationPrefix();
   session_options.max_line_bytes = flags.max_line_bytes;
   session_options.server_version = KEEL_VERSION;

@@ -6,6 +6,7 @@
 #include "protocol/error_codes.h"
 #include "protocol/mcp_version.h"
 #include "protocol/schema_validator.h"
+#include "server/policy/effective_policy.h"
 
 namespace keel {
 namespace {
@@ -25,18 +26,6 @@ bool IsTaskMethod(std::string_view method) {
          method == "tasks/cancel";
 }
 
-// The answer to a write-class call while the kill switch is on: nothing ran.
-Json KillSwitchResult(const Tool& tool) {
-  const std::string& name = tool.spec().name;
-  return ErrorResult(
-      "Writes are blocked: keel's kill switch is on, so '" + name +
-          "' did not run and changed nothing. Reads still work. An operator turns it off with "
-          "`keel admin block-writes off`.",
-      Json{{"type", "kill_switch"},
-           {"tool", name},
-           {"effect", std::string(EffectClassName(tool.spec().effect))}});
-}
-
 // Client-chosen text quoted back in an error message, kept short.
 std::string Quote(std::string_view text) {
   constexpr size_t kMaxQuoted = 80;
@@ -45,6 +34,22 @@ std::string Quote(std::string_view text) {
 }
 
 }  // namespace
+
+bool HasApproval(const ToolSpec& spec, const Json& arguments) {
+  if (!spec.approval_required) return true;
+  const auto it = arguments.find("approval_id");
+  return it != arguments.end() && it->is_string() && !it->get_ref<const std::string&>().empty();
+}
+
+std::string ApprovalRequiredText(const ToolSpec& spec) {
+  return "Approval required: '" + spec.name + "' runs only with an approval_id argument naming "
+         "the approval that authorises this call. Nothing ran. Ask for an approval, then call "
+         "again with its id (one approval authorises one intent).";
+}
+
+Json ApprovalRequiredError(const ToolSpec& spec) {
+  return Json{{"type", "approval_required"}, {"tool", spec.name}, {"argument", "approval_id"}};
+}
 
 Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, WorkerPool& pool,
                  SessionOptions options, TaskStoreThread* task_store,
@@ -57,7 +62,10 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
       coordinator_(sink, loop.clock(),
                    RequestCoordinator::Options{options_.max_inflight, options_.progress_interval,
                                                options_.hold_after, options_.correlation_prefix}),
-      client_log_(sink, loop.clock()) {
+      client_log_(sink, loop.clock()),
+      policy_(std::make_shared<const Policy>(
+          BuiltinPolicyWithTimeouts(ToMillis(options_.call_limits.idle),
+                                    ToMillis(options_.call_limits.max)))) {
   coordinator_.set_on_idle([this] {
     if (shutting_down_) FinishShutdown();
   });
@@ -316,6 +324,9 @@ void Session::CallTool(Message& message) {
                  ErrorResult("Invalid arguments for tool '" + spec.name + "': " + *problem,
                              Json{{"type", "invalid_arguments"}, {"message", *problem}}));
   }
+  if (!HasApproval(spec, arguments)) {
+    return Reply(message.id, ErrorResult(ApprovalRequiredText(spec), ApprovalRequiredError(spec)));
+  }
   if (shutting_down_) {
     return ReplyError(message.id, kInternalError, "Server shutting down: call not started");
   }
@@ -333,17 +344,15 @@ void Session::CallTool(Message& message) {
                                                     {"retry_after_ms", 100}}));
   }
 
+  ToolPolicy policy = EffectivePolicy(*policy_, spec, options_.shadow);
+  const CallLimits limits{Millis(policy.timeouts.idle_ms), Millis(policy.timeouts.max_ms)};
   RequestCoordinator::Admitted call =
-      coordinator_.Begin(message.id, spec.name, std::move(progress_token), options_.call_limits);
+      coordinator_.Begin(message.id, spec.name, std::move(progress_token), limits);
   TraceCallStart(call.generation, *tool, message.id, meta, arguments, std::string());
   unsubmitted_.push_back(MakeJob(call.generation, std::move(call.control), tool,
-                                 options_.call_limits.max, std::move(arguments), std::move(meta),
-                                 std::string()));
+                                 std::move(policy), limits.max, std::move(arguments),
+                                 std::move(meta), std::string()));
   if (unsubmitted_.size() >= kMaxHeldCalls) SubmitHeldCalls();
-}
-
-bool Session::WriteBlocked(const Tool& tool) const {
-  return IsWrite(tool.spec().effect) && options_.writes_blocked && options_.writes_blocked();
 }
 
 bool Session::AtCapacity() {
@@ -353,95 +362,6 @@ bool Session::AtCapacity() {
   SubmitHeldCalls();
   loop_.RunPosted();
   return coordinator_.AtCapacity();
-}
-
-WorkerPool::Job Session::MakeJob(uint64_t generation, std::shared_ptr<CallControl> control,
-                                 Tool* tool, Duration max, Json arguments, Json meta,
-                                 std::string task_id) {
-  // Workers read the real clock: the deadline a tool waits within is on it.
-  const TimePoint deadline = std::chrono::steady_clock::now() + max;
-  std::optional<CallTrace> trace;
-  if (auto it = traces_.find(generation); it != traces_.end()) trace = it->second;
-  return [this, generation, control = std::move(control), tool, deadline,
-          arguments = std::move(arguments), meta = std::move(meta),
-          task_id = std::move(task_id), trace = std::move(trace)]() mutable {
-    // Cancelled, timed out or shut down while queued: it never runs, and the coordinator
-    // freed its slot already.
-    if (!control->TryStart()) {
-      if (!task_id.empty()) {
-        loop_.Post([this, task_id] {
-          tasks_->OnWorkEnded(task_id, TaskManager::WorkEnd::kNeverStarted, Json());
-        });
-      }
-      return;
-    }
-    ToolContext ctx(std::move(arguments), control->token(),
-                    [this, generation](double progress, std::optional<double> total,
-                                       std::string text) {
-                      loop_.Post([this, generation, progress, total, text = std::move(text)]() mutable {
-                        coordinator_.Progress(generation, progress, total, std::move(text));
-                      });
-                    });
-    ctx.set_meta(std::move(meta));
-    ctx.set_deadline(deadline);
-    Json result;
-    bool threw = false;
-    bool stopped = false;  // it reached a checkpoint after a cancel
-    const std::string attempt_span = trace ? NewSpanId() : std::string();
-    const auto attempt_start = std::chrono::steady_clock::now();
-    if (trace) {
-      TraceEvent start{"tool.attempt.start", "INFO", trace->trace_id, attempt_span,
-                       trace->call_span, trace->attributes};
-      start.attributes["retry.attempt"] = 1;
-      start.attributes["keel.attempt.id"] = trace->attributes.value("keel.call.id", "") + "/1";
-      options_.trace->Emit(start);
-    }
-    try {
-      result = WriteBlocked(*tool) ? KillSwitchResult(*tool) : tool->Call(ctx);
-    } catch (const CallCancelled&) {
-      result = TextResult("cancelled");  // the call settled already; this is dropped
-      stopped = true;
-    } catch (const std::exception& e) {
-      spdlog::error("tool '{}' threw: {}", tool->spec().name, e.what());
-      result = ErrorResult("Internal error in tool '" + tool->spec().name + "'",
-                           Json{{"type", "internal_error"}});
-      threw = true;
-    }
-    if (trace) {
-      TraceEvent end{"tool.attempt.end", "INFO", trace->trace_id, attempt_span, trace->call_span,
-                     trace->attributes};
-      end.attributes["retry.attempt"] = 1;
-      end.attributes["keel.attempt.id"] = trace->attributes.value("keel.call.id", "") + "/1";
-      end.attributes["duration_ms"] =
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - attempt_start)
-              .count();
-      const Json* error = nullptr;
-      if (const auto sc = result.find("structuredContent"); sc != result.end() && sc->is_object()) {
-        if (const auto e = sc->find("error"); e != sc->end() && e->is_object()) error = &*e;
-      }
-      const bool is_error = threw || result.value("isError", false);
-      end.attributes["outcome"] = stopped ? "cancelled" : is_error ? "error" : "ok";
-      if (is_error) {
-        end.severity = "WARN";
-        end.attributes["error.type"] =
-            error != nullptr ? error->value("type", "tool_error") : std::string("tool_error");
-      }
-      if (const auto m = result.find("_meta"); m != result.end() && m->is_object()) {
-        if (m->value("dev.keel/replayed", false)) end.attributes["idempotency.ledger"] = "replayed";
-      }
-      options_.trace->Emit(end);
-    }
-    loop_.Post([this, generation, threw, stopped, result = std::move(result),
-                task_id = std::move(task_id)]() mutable {
-      if (task_id.empty()) return coordinator_.Complete(generation, std::move(result), threw);
-      Json returned = result;
-      coordinator_.Complete(generation, std::move(result), threw);
-      tasks_->OnWorkEnded(task_id,
-                          stopped ? TaskManager::WorkEnd::kStoppedAtCheckpoint
-                                  : TaskManager::WorkEnd::kReturned,
-                          std::move(returned));
-    });
-  };
 }
 
 bool Session::IdInFlight(const Json& id) const {

@@ -33,6 +33,7 @@
 #include "server/event_loop.h"
 #include "server/output_sink.h"
 #include "server/policy/policy.h"
+#include "server/policy/retry_executor.h"
 #include "server/request_coordinator.h"
 #include "server/task_manager.h"
 #include "server/task_store_thread.h"
@@ -53,6 +54,11 @@ struct SessionOptions {
   size_t max_line_bytes = 16 << 20;  // quoted in the oversized-line error
   std::string server_version = "0.0.0";
   TaskOptions tasks;  // used when the session has a task store
+  // OPS-1 for every tool (--shadow): retry decisions are recorded, not applied.
+  bool shadow = false;
+  // 64 random bits for backoff jitter; called on worker threads, so it must be thread-safe.
+  // Null: a per-thread std::mt19937_64 seeded from std::random_device.
+  std::function<uint64_t()> random;
   // The kill switch for writes (OPS-2), read on the worker just before a write-class tool
   // would start; must be thread-safe. Null: writes are never blocked.
   std::function<bool()> writes_blocked;
@@ -61,6 +67,12 @@ struct SessionOptions {
   TraceLog* trace = nullptr;
   bool trace_arguments = false;
 };
+
+// OPS-3: whether a call of `spec` carries the approval it needs (always true when the tool
+// needs none), and the answer when it does not: never retried, nothing ran.
+bool HasApproval(const ToolSpec& spec, const Json& arguments);
+std::string ApprovalRequiredText(const ToolSpec& spec);
+Json ApprovalRequiredError(const ToolSpec& spec);
 
 class Session {
  public:
@@ -108,8 +120,11 @@ class Session {
   std::optional<uint64_t> StartTaskWork(const TaskRecord& task, Json progress_token);
   void HandleTaskMethod(const Message& message);
   // The job a worker runs for one call or task (task_id empty for a call).
+  // session_job.cc. `policy` is the tool's effective policy (attempt timeout, retries,
+  // shadow); `max` bounds the whole call.
   WorkerPool::Job MakeJob(uint64_t generation, std::shared_ptr<CallControl> control, Tool* tool,
-                          Duration max, Json arguments, Json meta, std::string task_id);
+                          ToolPolicy policy, Duration max, Json arguments, Json meta,
+                          std::string task_id);
   // The trace of one call or task's work (OBS-1), kept from its start to its settle.
   struct CallTrace {
     std::string trace_id;
@@ -121,6 +136,15 @@ class Session {
   void TraceCallStart(uint64_t generation, const Tool& tool, const Json& request_id,
                       const Json& meta, const Json& arguments, const std::string& task_id);
   void TraceCallEnd(uint64_t generation, CallState state, const std::string& reason);
+  // One attempt of a call on its worker: the kill switch, the tool, its trace records.
+  struct AttemptRun {
+    Json result;
+    bool threw = false;
+    bool stopped = false;  // it reached a checkpoint after a cancel
+  };
+  AttemptRun RunAttempt(Tool& tool, ToolContext& ctx, const std::optional<CallTrace>& trace,
+                        int attempt, const std::string& attempt_id);
+  void TraceRetryEvent(const std::optional<CallTrace>& trace, const RetryEvent& event);
   // The kill switch stops this write-class tool now (worker thread).
   bool WriteBlocked(const Tool& tool) const;
   // At --max-inflight: collects finished results first, then tells whether still full.
@@ -147,6 +171,7 @@ class Session {
   ClientLog client_log_;
   std::unique_ptr<TaskManager> tasks_;
   std::unordered_map<uint64_t, CallTrace> traces_;  // live calls, when tracing
+  RetryBudgetPool retry_budgets_;  // per backend (BUD-2); used by workers, thread-safe
   std::string protocol_version_;
   PolicyHandle policy_;
   bool tasks_negotiated_ = false;  // initialize chose 2025-11-25 and tasks are available

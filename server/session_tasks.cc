@@ -6,6 +6,7 @@
 #include "protocol/error_codes.h"
 #include "protocol/schema_validator.h"
 #include "server/ledger_service.h"
+#include "server/policy/effective_policy.h"
 #include "server/session.h"
 #include "server/task_wire.h"
 
@@ -43,12 +44,17 @@ void Session::CreateTask(const Json& id, const Tool& tool, Json arguments, Json 
         id, kInvalidParams, "Invalid arguments for tool '" + spec.name + "': " + *problem,
         Json{{"type", "invalid_arguments"}, {"message", *problem}}));
   }
+  if (!HasApproval(spec, arguments)) {
+    return sink_.SendResponse(EncodeError(id, kInvalidParams, ApprovalRequiredText(spec),
+                                          ApprovalRequiredError(spec)));
+  }
   std::string problem;
-  const std::string key = IdempotencyKey(meta, arguments, &problem);
+  const std::string key = ApprovalScopedKey(IdempotencyKey(meta, arguments, &problem), arguments);
   if (!problem.empty()) {
     return sink_.SendResponse(EncodeError(id, kInvalidParams, "Invalid params: " + problem,
                                           Json{{"type", "invalid_arguments"}}));
   }
+  if (!ttl && spec.result_ttl_ms) ttl = *spec.result_ttl_ms;  // the catalog's resultTtlMs
   if (shutting_down_) {
     return ReplyError(id, kInternalError, "Server shutting down: task not created");
   }
@@ -71,7 +77,9 @@ void Session::CreateTask(const Json& id, const Tool& tool, Json arguments, Json 
   TaskManager::CreateRequest request;
   request.id = id;
   request.tool = spec.name;
-  request.fingerprint = key.empty() ? std::string() : Fingerprint(spec.name, arguments);
+  request.fingerprint = key.empty() ? std::string()
+                                    : Fingerprint(spec.name,
+                                                  IntentArguments(arguments, spec.key_components));
   request.params = {{"name", spec.name}, {"arguments", std::move(arguments)}};
   if (!meta.is_null()) request.params["_meta"] = std::move(meta);
   request.requested_ttl_ms = ttl;
@@ -83,8 +91,9 @@ void Session::CreateTask(const Json& id, const Tool& tool, Json arguments, Json 
 std::optional<uint64_t> Session::StartTaskWork(const TaskRecord& task, Json progress_token) {
   if (shutting_down_) return std::nullopt;
   Tool* tool = tools_.Find(task.tool);  // checked when the task was created
-  CallLimits limits = options_.call_limits;
-  limits.max = task.ttl_ms ? Duration(Millis(*task.ttl_ms)) : kNoMaximum;
+  ToolPolicy policy = EffectivePolicy(*policy_, tool->spec(), options_.shadow);
+  CallLimits limits{Millis(policy.timeouts.idle_ms), kNoMaximum};
+  if (task.ttl_ms) limits.max = Millis(*task.ttl_ms);
   RequestCoordinator::Admitted work = coordinator_.BeginTask(
       task.tool, std::move(progress_token), RelatedTaskMeta(task.task_id), limits,
       [this, task_id = task.task_id](CallState state, Json result, Json error) {
@@ -92,7 +101,8 @@ std::optional<uint64_t> Session::StartTaskWork(const TaskRecord& task, Json prog
       });
   TraceCallStart(work.generation, *tool, Json(), task.request.value("_meta", Json()),
                  task.request.value("arguments", Json::object()), task.task_id);
-  unsubmitted_.push_back(MakeJob(work.generation, std::move(work.control), tool, limits.max,
+  unsubmitted_.push_back(MakeJob(work.generation, std::move(work.control), tool,
+                                 std::move(policy), limits.max,
                                  task.request.value("arguments", Json::object()),
                                  task.request.value("_meta", Json()), task.task_id));
   if (unsubmitted_.size() >= kMaxHeldCalls) SubmitHeldCalls();

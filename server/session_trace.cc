@@ -40,7 +40,7 @@ void Session::TraceCallStart(uint64_t generation, const Tool& tool, const Json& 
   trace.start = loop_.clock().Now();
   const std::string call_id = coordinator_.CorrelationId(generation);
   std::string problem;
-  const std::string key = IdempotencyKey(meta, arguments, &problem);
+  const std::string key = ApprovalScopedKey(IdempotencyKey(meta, arguments, &problem), arguments);
   Json& attributes = trace.attributes;
   attributes = {{"mcp.method.name", "tools/call"},
                 {"gen_ai.operation.name", "execute_tool"},
@@ -49,7 +49,8 @@ void Session::TraceCallStart(uint64_t generation, const Tool& tool, const Json& 
                 {"network.transport", "pipe"},
                 {"keel.call.id", call_id},
                 {"keel.intent.id", key.empty() ? call_id : tool.spec().name + "/" + key},
-                {"keel.effect", std::string(EffectClassName(tool.spec().effect))}};
+                {"keel.effect", std::string(EffectClassName(tool.spec().effect))},
+                {"keel.backend", tool.spec().backend_or_name()}};
   if (!request_id.is_null()) attributes["jsonrpc.request.id"] = IdKey(request_id);
   if (policy_) attributes["keel.policy.version"] = policy_->version;
   if (!key.empty()) attributes["idempotency.key"] = key;
@@ -70,6 +71,7 @@ void Session::TraceCallEnd(uint64_t generation, CallState state, const std::stri
     TraceEvent fired{"timeout.fired", "WARN", trace.trace_id, trace.call_span, trace.parent_span,
                      trace.attributes};
     fired.attributes["timeout.kind"] = reason == "idle timeout" ? "idle" : "max";
+    fired.attributes["keel.timeout.layer"] = reason == "idle timeout" ? "idle" : "call";
     fired.attributes["duration_ms"] = elapsed_ms;
     options_.trace->Emit(fired);
   }

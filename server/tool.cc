@@ -11,6 +11,20 @@ std::string_view TaskSupportName(TaskSupport support) {
   return "forbidden";
 }
 
+Json IntentArguments(const Json& arguments, const std::vector<std::string>& components) {
+  if (components.empty() || !arguments.is_object()) return arguments;
+  Json intent = Json::object();
+  for (const std::string& name : components) {
+    if (const auto it = arguments.find(name); it != arguments.end()) intent[name] = *it;
+  }
+  for (const char* always : {"approval_id", "idempotencyKey"}) {
+    if (const auto it = arguments.find(always); it != arguments.end()) intent[always] = *it;
+  }
+  return intent;
+}
+
+Json ToolContext::intent_arguments() const { return IntentArguments(arguments_, key_components_); }
+
 Json TextResult(std::string_view text) {
   // Built by moves: an initializer list would copy every nested value once more.
   Json block = Json::object();

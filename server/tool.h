@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -39,6 +40,20 @@ struct ToolSpec {
   TaskSupport task_support = TaskSupport::kForbidden;
   // What the tool does to the world; write classes are stopped by the kill switch (OPS-2).
   EffectClass effect = EffectClass::kRead;
+
+  // From the tool catalog (server/policy/catalog.h; docs/catalog.md). Built-in specs leave
+  // them at their defaults until the catalog describes the tool.
+  Json output_schema;    // listed as outputSchema when not null
+  std::string backend;   // the retry budget's and breaker's scope; empty: the tool's name
+  // OPS-3: calls need an `approval_id` argument, which becomes part of the idempotency key.
+  bool approval_required = false;
+  // The arguments that make a call's intent for idempotency; empty: all of them.
+  std::vector<std::string> key_components;
+  std::optional<TimeoutSettings> timeouts;  // nullopt: the policy's
+  std::optional<RetrySettings> retry;       // nullopt: the policy's
+  std::optional<int64_t> result_ttl_ms;     // nullopt: the server's default
+
+  const std::string& backend_or_name() const { return backend.empty() ? name : backend; }
 };
 
 // What a tool can tell, after a restart, about a call that a previous keel process was
@@ -65,6 +80,12 @@ class ToolContext {
       : arguments_(std::move(arguments)), token_(std::move(token)), progress_(std::move(progress)) {}
 
   const Json& arguments() const { return arguments_; }
+  // The arguments that make the call's intent for idempotency: all of them, or only the
+  // catalog's key components (and approval_id) when it names some.
+  Json intent_arguments() const;
+  void set_key_components(std::vector<std::string> components) {
+    key_components_ = std::move(components);
+  }
   // The request's params._meta (null when absent): idempotency keys travel there.
   const Json& meta() const { return meta_; }
   void set_meta(Json meta) { meta_ = std::move(meta); }
@@ -92,6 +113,7 @@ class ToolContext {
 
  private:
   Json arguments_;
+  std::vector<std::string> key_components_;
   Json meta_;
   TimePoint deadline_ = TimePoint::max();
   CancellationToken token_;
@@ -113,6 +135,11 @@ class Tool {
     return Reconciled{};
   }
 };
+
+// Only the members of `arguments` named in `components`, plus approval_id and idempotencyKey
+// when present (the key is left out of fingerprints anyway); all of `arguments` when
+// `components` is empty.
+Json IntentArguments(const Json& arguments, const std::vector<std::string>& components);
 
 // A CallToolResult with one text block.
 Json TextResult(std::string_view text);

@@ -42,6 +42,7 @@ Json ToolRegistry::Describe(const ToolSpec& spec, bool with_execution) {
   if (!spec.title.empty()) tool["title"] = spec.title;
   tool["description"] = spec.description;
   tool["inputSchema"] = spec.input_schema;
+  if (!spec.output_schema.is_null()) tool["outputSchema"] = spec.output_schema;
   if (!spec.annotations.is_null()) tool["annotations"] = spec.annotations;
   if (with_execution) {
     tool["execution"] = {{"taskSupport", std::string(TaskSupportName(spec.task_support))}};

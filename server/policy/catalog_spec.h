@@ -26,8 +26,10 @@ namespace keel {
 
 Json Annotations(EffectClass effect);
 
-// name, title, description, input_schema, annotations (from the effect), task_support.
-// The output schema, policy and backend are not part of a ToolSpec.
+// Everything the catalog says about the tool, annotations derived from the effect. A tool
+// with approval: required gets an optional `approval_id` string property in its input schema
+// (unless it declares one): its absence is answered with approval_required, not with a schema
+// error, so the client learns what to ask for.
 ToolSpec SpecFor(const CatalogEntry& entry);
 
 }  // namespace keel

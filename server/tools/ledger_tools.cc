@@ -48,7 +48,8 @@ class MutationTool : public Tool {
 
   Json Call(ToolContext& ctx) override {
     std::string problem;
-    const std::string key = IdempotencyKey(ctx.meta(), ctx.arguments(), &problem);
+    const std::string key =
+        ApprovalScopedKey(IdempotencyKey(ctx.meta(), ctx.arguments(), &problem), ctx.arguments());
     if (!problem.empty()) {
       return ErrorResult("Invalid arguments for tool '" + spec_.name + "': " + problem,
                          Json{{"type", "invalid_arguments"}, {"message", problem}});
@@ -63,16 +64,18 @@ class MutationTool : public Tool {
     const auto wait = std::min<std::chrono::milliseconds>(ctx.remaining(), kMaxLockWait);
     ctx.checkpoint();  // cancelled before the effect: it never runs
     Json result = key.empty() ? ledger_->RunUnkeyed(effect)
-                              : ledger_->RunKeyed(spec_.name, key, ctx.arguments(), wait, effect);
+                              : ledger_->RunKeyed(spec_.name, key, ctx.intent_arguments(), wait,
+                                                  effect);
     CrashIfAt("before_result");
     return result;
   }
 
   // The effect commits with its ledger row (IDEM-3): under a key, the row tells whether
-  // it happened; no row means it did not.
+  // it happened; no row means it did not. `arguments` are the intent arguments (the
+  // catalog's wrapper projects them as Call's fingerprint did).
   Reconciled Reconcile(const Json& arguments, const Json& meta) override {
     std::string problem;
-    const std::string key = IdempotencyKey(meta, arguments, &problem);
+    const std::string key = ApprovalScopedKey(IdempotencyKey(meta, arguments, &problem), arguments);
     if (key.empty() || !problem.empty()) return Reconciled{};
     const std::optional<LedgerRecord> row = ledger_->Ledger().Lookup(spec_.name, key);
     if (!row) return Reconciled{Reconciled::Outcome::kDidNotHappen, Json()};

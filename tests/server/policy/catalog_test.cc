@@ -405,7 +405,14 @@ TEST_CASE("SpecFor builds a ToolSpec that a ToolRegistry accepts and lists", "[c
   CHECK(listed.at("title") == "Charge an account");
   CHECK(listed.at("annotations") == Annotations(EffectClass::kUnsafeWrite));
   CHECK(listed.at("execution").at("taskSupport") == "optional");
-  CHECK(listed.at("inputSchema") == load.catalog->tools[3].input_schema);
+  // approval: required adds the approval_id argument; the rest is the catalog's schema.
+  Json schema = listed.at("inputSchema");
+  CHECK(schema["properties"]["approval_id"]["type"] == "string");
+  schema["properties"].erase("approval_id");
+  CHECK(schema == load.catalog->tools[3].input_schema);
+  CHECK_FALSE(listed.contains("outputSchema"));
+  CHECK(ToolRegistry::Describe(registry.Find("get_invoice")->spec()).at("outputSchema") ==
+        load.catalog->tools[0].output_schema);
 }
 
 }  // namespace

@@ -1,0 +1,214 @@
+// The Session's worker side: the job that runs one call or task's work on a worker — its
+// attempts under the retry executor (RET-1, RET-2, BUD-2, OPS-1), the kill switch (OPS-2)
+// checked before every attempt, and the attempt and retry trace records (OBS-1).
+#include <random>
+
+#include <spdlog/spdlog.h>
+
+#include "server/ledger_service.h"
+#include "server/session.h"
+
+namespace keel {
+namespace {
+
+// The answer to a write-class call while the kill switch is on: nothing ran.
+Json KillSwitchResult(const Tool& tool) {
+  const std::string& name = tool.spec().name;
+  return ErrorResult(
+      "Writes are blocked: keel's kill switch is on, so '" + name +
+          "' did not run and changed nothing. Reads still work. An operator turns it off with "
+          "`keel admin block-writes off`.",
+      Json{{"type", "kill_switch"},
+           {"tool", name},
+           {"effect", std::string(EffectClassName(tool.spec().effect))}});
+}
+
+uint64_t ThreadRandom() {
+  thread_local std::mt19937_64 engine{std::random_device{}()};
+  return engine();
+}
+
+const Json* StructuredError(const Json& result) {
+  const auto sc = result.find("structuredContent");
+  if (sc == result.end() || !sc->is_object()) return nullptr;
+  const auto error = sc->find("error");
+  return error != sc->end() && error->is_object() ? &*error : nullptr;
+}
+
+}  // namespace
+
+bool Session::WriteBlocked(const Tool& tool) const {
+  return IsWrite(tool.spec().effect) && options_.writes_blocked && options_.writes_blocked();
+}
+
+Session::AttemptRun Session::RunAttempt(Tool& tool, ToolContext& ctx,
+                                        const std::optional<CallTrace>& trace, int attempt,
+                                        const std::string& attempt_id) {
+  AttemptRun run;
+  const std::string span = trace ? NewSpanId() : std::string();
+  const auto start = std::chrono::steady_clock::now();
+  if (trace) {
+    TraceEvent event{"tool.attempt.start", "INFO", trace->trace_id, span, trace->call_span,
+                     trace->attributes};
+    event.attributes["retry.attempt"] = attempt;
+    event.attributes["keel.attempt.id"] = attempt_id;
+    options_.trace->Emit(event);
+  }
+  try {
+    run.result = WriteBlocked(tool) ? KillSwitchResult(tool) : tool.Call(ctx);
+  } catch (const CallCancelled&) {
+    run.result = TextResult("cancelled");  // the call settled already; this is dropped
+    run.stopped = true;
+  } catch (const std::exception& e) {
+    spdlog::error("tool '{}' threw: {}", tool.spec().name, e.what());
+    run.result = ErrorResult("Internal error in tool '" + tool.spec().name + "'",
+                             Json{{"type", "internal_error"}});
+    run.threw = true;
+  }
+  if (!trace) return run;
+
+  const double elapsed_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  auto record = [&](const char* name, const char* severity) {
+    TraceEvent event{name, severity, trace->trace_id, span, trace->call_span, trace->attributes};
+    event.attributes["retry.attempt"] = attempt;
+    event.attributes["keel.attempt.id"] = attempt_id;
+    return event;
+  };
+  const Json* error = StructuredError(run.result);
+  const std::string error_type =
+      error != nullptr ? error->value("type", "tool_error") : std::string("tool_error");
+  const bool is_error = run.threw || run.result.value("isError", false);
+  if (is_error && error_type == "attempt_timeout") {
+    TraceEvent fired = record("timeout.fired", "WARN");
+    fired.attributes["timeout.kind"] = "attempt";
+    fired.attributes["keel.timeout.layer"] = "attempt";
+    fired.attributes["duration_ms"] = elapsed_ms;
+    options_.trace->Emit(fired);
+  }
+  if (is_error && error_type == "idempotency_key_mismatch") {
+    options_.trace->Emit(record("idempotency.mismatch", "WARN"));
+  }
+  bool replayed = false;
+  if (const auto m = run.result.find("_meta"); m != run.result.end() && m->is_object()) {
+    replayed = m->value("dev.keel/replayed", false);
+  }
+  if (replayed) options_.trace->Emit(record("idempotency.replay", "INFO"));
+
+  TraceEvent end = record("tool.attempt.end", "INFO");
+  end.attributes["duration_ms"] = elapsed_ms;
+  end.attributes["outcome"] = run.stopped ? "cancelled" : is_error ? "error" : "ok";
+  if (is_error) {
+    end.severity = "WARN";
+    end.attributes["error.type"] = error_type;
+    if (const std::optional<AttemptFailure> failure = ClassifyResult(run.result)) {
+      end.attributes["keel.failure.class"] = std::string(FailureClassName(failure->failure));
+    }
+  }
+  if (replayed) end.attributes["idempotency.ledger"] = "replayed";
+  if (error != nullptr && error->contains("operation_id")) {
+    end.attributes["keel.backend.operation.id"] = (*error)["operation_id"];
+  } else if (const auto sc = run.result.find("structuredContent");
+             sc != run.result.end() && sc->is_object() && sc->contains("operation_id")) {
+    end.attributes["keel.backend.operation.id"] = (*sc)["operation_id"];
+  }
+  options_.trace->Emit(end);
+  return run;
+}
+
+void Session::TraceRetryEvent(const std::optional<CallTrace>& trace, const RetryEvent& event) {
+  if (!trace) return;
+  TraceEvent record{std::string(RetryEventName(event.kind)), "INFO", trace->trace_id,
+                    NewSpanId(), trace->call_span, trace->attributes};
+  Json& a = record.attributes;
+  a["retry.attempt"] = event.attempt;
+  a["error.type"] = event.failure.type;
+  a["keel.failure.class"] = std::string(FailureClassName(event.failure.failure));
+  a["keel.retry.reason"] = std::string(RetryReasonName(event.decision.reason));
+  a["keel.retry.delay_ms"] = event.decision.delay_ms;
+  a["keel.budget.remaining_ms"] = event.remaining_budget_ms;
+  if (event.failure.retry_after_ms) a["keel.retry_after_ms"] = *event.failure.retry_after_ms;
+  if (event.decision.needs_reconciliation) a["keel.needs_reconciliation"] = true;
+  if (event.kind == RetryEvent::Kind::kWouldHave) {
+    a["keel.shadow"] = true;
+    a["keel.would_have.retry"] = event.decision.retry;
+  }
+  if (event.kind != RetryEvent::Kind::kRetryScheduled) record.severity = "WARN";
+  options_.trace->Emit(record);
+}
+
+WorkerPool::Job Session::MakeJob(uint64_t generation, std::shared_ptr<CallControl> control,
+                                 Tool* tool, ToolPolicy policy, Duration max, Json arguments,
+                                 Json meta, std::string task_id) {
+  // Workers read the real clock: the deadline a tool waits within is on it.
+  const TimePoint deadline = std::chrono::steady_clock::now() + max;
+  std::optional<CallTrace> trace;
+  if (auto it = traces_.find(generation); it != traces_.end()) trace = it->second;
+  const ToolSpec& spec = tool->spec();
+  RetryCall call;
+  call.intent_id = coordinator_.CorrelationId(generation);
+  call.effect = spec.effect;
+  {
+    std::string problem;
+    call.has_idempotency_key =
+        !ApprovalScopedKey(IdempotencyKey(meta, arguments, &problem), arguments).empty();
+  }
+  call.backend = spec.backend_or_name();
+  call.budget = policy_->RetryBudgetFor(call.backend);
+  call.shadow = policy.shadow;
+  call.policy = std::move(policy);
+  call.call_deadline = deadline;
+  return [this, generation, control = std::move(control), tool, call = std::move(call),
+          arguments = std::move(arguments), meta = std::move(meta),
+          task_id = std::move(task_id), trace = std::move(trace)]() mutable {
+    // Cancelled, timed out or shut down while queued: it never runs, and the coordinator
+    // freed its slot already.
+    if (!control->TryStart()) {
+      if (!task_id.empty()) {
+        loop_.Post([this, task_id] {
+          tasks_->OnWorkEnded(task_id, TaskManager::WorkEnd::kNeverStarted, Json());
+        });
+      }
+      return;
+    }
+    ToolContext ctx(std::move(arguments), control->token(),
+                    [this, generation](double progress, std::optional<double> total,
+                                       std::string text) {
+                      loop_.Post([this, generation, progress, total, text = std::move(text)]() mutable {
+                        coordinator_.Progress(generation, progress, total, std::move(text));
+                      });
+                    });
+    ctx.set_meta(std::move(meta));
+    ctx.set_key_components(tool->spec().key_components);
+    const CancellationToken token = control->token();
+    RetryExecutor::Deps deps;
+    deps.now = [] { return std::chrono::steady_clock::now(); };
+    deps.random = options_.random ? options_.random : ThreadRandom;
+    deps.wait = [token](TimePoint until) { return token.WaitUntil(until); };
+    deps.cancelled = [token] { return token.IsCancelled(); };
+    deps.budgets = &retry_budgets_;
+    AttemptRun last;
+    const RetryOutcome outcome = RetryExecutor::Run(
+        call, deps,
+        [&](const AttemptInfo& info) {
+          ctx.set_deadline(info.deadline);
+          last = RunAttempt(*tool, ctx, trace, info.attempt, info.attempt_id);
+          return last.result;
+        },
+        [&](const RetryEvent& event) { TraceRetryEvent(trace, event); });
+    const bool threw = last.threw;
+    const bool stopped = last.stopped || outcome.cancelled;
+    loop_.Post([this, generation, threw, stopped, result = outcome.result,
+                task_id = std::move(task_id)]() mutable {
+      if (task_id.empty()) return coordinator_.Complete(generation, std::move(result), threw);
+      Json returned = result;
+      coordinator_.Complete(generation, std::move(result), threw);
+      tasks_->OnWorkEnded(task_id,
+                          stopped ? TaskManager::WorkEnd::kStoppedAtCheckpoint
+                                  : TaskManager::WorkEnd::kReturned,
+                          std::move(returned));
+    });
+  };
+}
+
+}  // namespace keel
