@@ -1,6 +1,8 @@
 #include "server/tools/test_tools.h"
 
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <string>
 
 #include "server/clock.h"
@@ -45,6 +47,72 @@ Json Sleep(ToolContext& ctx) {
 ToolSpec Optional(ToolSpec spec) {
   spec.task_support = TaskSupport::kOptional;
   return spec;
+}
+
+// The flaky tools' attempt counters, by name, shared by the three tools of one server.
+class FlakyCounters {
+ public:
+  // The 1-based number of this call on `name`, or 0 when no new counter fits.
+  int Next(const std::string& name) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = counts_.find(name);
+    if (it == counts_.end()) {
+      if (counts_.size() >= kMaxCounters) return 0;
+      it = counts_.emplace(name, 0).first;
+    }
+    return ++it->second;
+  }
+
+ private:
+  // A test names a handful; the bound keeps a runaway client from growing the map forever.
+  static constexpr size_t kMaxCounters = 10000;
+  std::mutex mu_;
+  std::map<std::string, int> counts_;
+};
+
+// flaky_read, flaky_write, flaky_idempotent: one schema; the idempotent one also takes a key.
+ToolSpec FlakySpec(std::string name, std::string description, EffectClass effect) {
+  Json schema = Json::parse(R"({"type":"object",
+      "properties":{
+        "counter":{"type":"string","minLength":1,"maxLength":128},
+        "fail":{"type":"array","maxItems":10,"items":{"type":"string","minLength":1,"maxLength":64}},
+        "retry_after_ms":{"type":"integer","minimum":0,"maximum":60000},
+        "hang":{"type":"boolean"}},
+      "required":["counter"],"additionalProperties":false})");
+  if (effect == EffectClass::kIdempotentWrite) {
+    schema["properties"]["idempotencyKey"] = Json::parse(R"({"type":"string","minLength":1})");
+  }
+  ToolSpec spec;
+  spec.name = std::move(name);
+  spec.description = std::move(description);
+  spec.input_schema = std::move(schema);
+  spec.effect = effect;
+  return spec;
+}
+
+// Call n on a counter fails with fail[n-1] while n <= fail.size(), then succeeds.
+Json Flaky(FlakyCounters& counters, ToolContext& ctx) {
+  const Json& args = ctx.arguments();
+  const int n = counters.Next(args.at("counter").get<std::string>());
+  if (n == 0) {
+    return ErrorResult("flaky: too many counters", Json{{"type", "invalid_arguments"}});
+  }
+  const Json fail = args.value("fail", Json::array());
+  if (static_cast<size_t>(n) <= fail.size()) {
+    const auto type = fail[static_cast<size_t>(n) - 1].get<std::string>();
+    if (type == "attempt_timeout" && args.value("hang", false)) {
+      // A real timeout: hold the attempt until its deadline (or a cancel) ends it.
+      ctx.token().WaitUntil(ctx.deadline());
+      ctx.checkpoint();
+    }
+    Json error = Json{{"type", type}};
+    if (args.contains("retry_after_ms")) error["retry_after_ms"] = args.at("retry_after_ms");
+    return ErrorResult(
+        "flaky: scripted failure " + type + " on attempt " + std::to_string(n), error);
+  }
+  Json result = TextResult("flaky: ok on attempt " + std::to_string(n));
+  result["structuredContent"] = Json{{"attempt", n}};
+  return result;
 }
 
 }  // namespace
@@ -127,6 +195,27 @@ std::vector<std::unique_ptr<Tool>> MakeTestTools() {
         return ErrorResult(ctx.arguments().at("message").get<std::string>(),
                            Json{{"type", "tool_failed"}});
       }));
+
+  auto counters = std::make_shared<FlakyCounters>();
+  const auto flaky = [counters](ToolContext& ctx) { return Flaky(*counters, ctx); };
+  constexpr const char* kFlakyDoc =
+      " Call n on the named counter returns the scripted failure fail[n-1] (with "
+      "retry_after_ms when given; with hang, an attempt_timeout first waits out the call's "
+      "deadline), then succeeds.";
+  tools.push_back(std::make_unique<FnTool>(
+      FlakySpec("flaky_read", std::string("Test tool: a flaky read.") + kFlakyDoc,
+                EffectClass::kRead),
+      flaky));
+  tools.push_back(std::make_unique<FnTool>(
+      FlakySpec("flaky_write", std::string("Test tool: a flaky unsafe write.") + kFlakyDoc,
+                EffectClass::kUnsafeWrite),
+      flaky));
+  tools.push_back(std::make_unique<FnTool>(
+      FlakySpec("flaky_idempotent",
+                std::string("Test tool: a flaky idempotent write (optional idempotencyKey).") +
+                    kFlakyDoc,
+                EffectClass::kIdempotentWrite),
+      flaky));
   return tools;
 }
 

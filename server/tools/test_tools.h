@@ -10,7 +10,16 @@
 //   latch_release {name}            opens latch `name` for good; runs on the loop thread,
 //                                   so it works even when every worker is blocked
 //   fail {message}                  returns isError: true with the message
-// Latches live in one LatchRegistry shared by the tools of one server; thread-safe.
+//   flaky_read, flaky_write, flaky_idempotent {counter, fail?, retry_after_ms?, hang?}
+//                                   (effects read, unsafe_write, idempotent_write; the last
+//                                   also takes idempotencyKey): call n on counter `counter`
+//                                   returns the scripted failure fail[n-1] as
+//                                   structuredContent.error {type, retry_after_ms?}, then
+//                                   succeeds with {attempt: n}. With hang, an
+//                                   attempt_timeout first waits for the call's deadline or a
+//                                   cancel (and stops at a checkpoint if cancelled).
+// Latches live in one LatchRegistry, flaky counters in one mutex-guarded map, each shared
+// by the tools of one server (one MakeTestTools() call); thread-safe.
 #pragma once
 
 #include <memory>

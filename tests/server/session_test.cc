@@ -52,11 +52,20 @@ TEST_CASE("tools/list pages with an opaque cursor and refuses a bad one") {
   const Json first = h.sink().ForId(1)[0]["result"];
   CHECK(first["tools"].size() == 4);
   REQUIRE(first.contains("nextCursor"));
-  h.Send(Json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/list"},
-              {"params", {{"cursor", first["nextCursor"]}}}}.dump());
-  const Json second = h.sink().ForId(2)[0]["result"];
-  CHECK(second["tools"].size() == 3);  // echo + 6 test tools = 7
-  CHECK_FALSE(second.contains("nextCursor"));
+  // Following the cursors lists all the tools (echo + the test tools), then stops.
+  size_t listed = first["tools"].size();
+  Json cursor = first["nextCursor"];
+  for (int id = 10; !cursor.is_null(); ++id) {
+    REQUIRE(id < 20);
+    h.Send(Json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/list"},
+                {"params", {{"cursor", cursor}}}}.dump());
+    const Json page = h.sink().ForId(id)[0]["result"];
+    CHECK(page["tools"].size() <= 4);
+    CHECK_FALSE(page["tools"].empty());
+    listed += page["tools"].size();
+    cursor = page.value("nextCursor", Json());
+  }
+  CHECK(listed == 1 + MakeTestTools().size());
   h.Send(R"({"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"zz"}})");
   CHECK(h.sink().ForId(3)[0]["error"]["code"] == -32602);
 }
