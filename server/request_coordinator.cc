@@ -150,6 +150,12 @@ void RequestCoordinator::Complete(uint64_t generation, Json result, bool threw) 
   Settle(generation, state, std::move(reason), std::move(result));
 }
 
+void RequestCoordinator::RestartIdleClockAt(uint64_t generation, TimePoint attempt_at) {
+  Entry* entry = Find(generation);
+  if (entry == nullptr || entry->settlement.settled()) return;
+  entry->last_activity = std::max(entry->last_activity, attempt_at);
+}
+
 void RequestCoordinator::Progress(uint64_t generation, double progress,
                                   std::optional<double> total, std::string message) {
   Entry* entry = Find(generation);

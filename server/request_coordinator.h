@@ -18,8 +18,9 @@
 //     idle clock whether or not the client asked for progress; it is sent only with the
 //     client's token (echoed with its exact type), at most once per `progress_interval`
 //     per request (the newest value wins; one left over is sent when the interval ends).
-//  6. Two clocks per call (TMO-1): idle (since acceptance or the last accepted progress)
-//     and maximum (since acceptance; time queued counts; never reset). One deadline per
+//  6. Two clocks per call (TMO-1): idle (since acceptance, the last accepted progress, or
+//     the end of a retry's backoff: keel's own wait between attempts is not the tool
+//     going silent) and maximum (since acceptance; time queued counts; never reset). One deadline per
 //     call, min(last_progress + idle, accepted + max); when it passes, the call gets one
 //     isError result with structuredContent.error {type: "timeout", layer, elapsed_ms,
 //     limit_ms, correlation_id} and its work is cancelled as in 3-4.
@@ -112,6 +113,10 @@ class RequestCoordinator {
   // A tool's progress report (invariant 5).
   void Progress(uint64_t generation, double progress, std::optional<double> total,
                 std::string message);
+
+  // keel scheduled a retry that starts at `attempt_at`: the idle clock restarts then (never
+  // earlier than it already would). The maximum clock is untouched.
+  void RestartIdleClockAt(uint64_t generation, TimePoint attempt_at);
 
   // notifications/cancelled: settles the request silently and cancels its work. Unknown,
   // settled or malformed ids are ignored (CAN-3). True when a request was cancelled.

@@ -195,7 +195,13 @@ WorkerPool::Job Session::MakeJob(uint64_t generation, std::shared_ptr<CallContro
           last = RunAttempt(*tool, ctx, trace, info.attempt, info.attempt_id);
           return last.result;
         },
-        [&](const RetryEvent& event) { TraceRetryEvent(trace, event); });
+        [&](const RetryEvent& event) {
+          TraceRetryEvent(trace, event);
+          if (event.kind != RetryEvent::Kind::kRetryScheduled) return;
+          loop_.Post([this, generation, delay = Millis(event.decision.delay_ms)] {
+            coordinator_.RestartIdleClockAt(generation, loop_.clock().Now() + delay);
+          });
+        });
     const bool threw = last.threw;
     const bool stopped = last.stopped || outcome.cancelled;
     loop_.Post([this, generation, threw, stopped, result = outcome.result,

@@ -170,6 +170,16 @@ const unkeyed = [(await reply(64)).result, (await reply(65)).result];
 check(unkeyed[0].structuredContent.charge_id !== unkeyed[1].structuredContent.charge_id,
   'without a key the same call charges twice (a new JSON-RPC id is not idempotence)');
 
+step('retries only where safe: the effect class decides, not the client');
+call(66, 'flaky_read', { counter: 'demo-read', fail: ['backend_503', 'backend_503'] });
+const retried = (await reply(66)).result;
+check(retried.isError !== true && retried.structuredContent.attempt === 3,
+  'a read refused twice with backend_503 is retried by keel: one answer, from attempt 3');
+call(67, 'flaky_write', { counter: 'demo-write', fail: ['lost_response'] });
+const ambiguous = (await reply(67)).result;
+check(ambiguous.isError === true && ambiguous.structuredContent.error.needs_reconciliation === true,
+  'an unsafe write whose response was lost is NOT retried: the answer says needs_reconciliation');
+
 step('durable task: tasks/cancel reads cancelled at once; keel tracks when the work really stops');
 call(70, 'latch_wait', { name: 'busy', ignore_cancel: true }, null, { ttl: 600000 });
 const created = (await reply(70)).result.task;

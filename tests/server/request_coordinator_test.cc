@@ -243,6 +243,31 @@ TEST_CASE("a call with no progress times out on the idle clock with one isError 
   CHECK(f.coordinator.stats().timeouts == 1);
 }
 
+TEST_CASE("a retry's backoff restarts the idle clock at the next attempt, never earlier, and "
+          "leaves the maximum clock alone",
+          "[coordinator][TMO-1][retry]") {
+  Fixture f(Limits(500, 2000));
+  auto call = f.Start(Json("retrying"));
+  f.AdvanceTo(300);
+  // The first attempt failed at 300 ms; keel waits 700 ms before the second.
+  f.coordinator.RestartIdleClockAt(call.generation, f.start + Millis(1000));
+  // A restart earlier than the clock already runs changes nothing.
+  f.coordinator.RestartIdleClockAt(call.generation, f.start + Millis(100));
+  f.AdvanceTo(1499);
+  CHECK(f.sink.messages().empty());
+  f.AdvanceTo(1500);
+  REQUIRE(f.sink.messages().size() == 1);
+  CHECK(f.sink.messages()[0]["result"]["structuredContent"]["error"]["layer"] == "idle");
+  CHECK(f.sink.messages()[0]["result"]["structuredContent"]["error"]["elapsed_ms"] == 1500);
+
+  // A restart past the maximum does not keep a call alive: it ends at the max clock.
+  auto late = f.Start(Json("late"));
+  f.coordinator.RestartIdleClockAt(late.generation, f.start + Millis(1500 + 5000));
+  f.AdvanceTo(1500 + 2000);
+  REQUIRE(f.sink.messages().size() == 2);
+  CHECK(f.sink.messages()[1]["result"]["structuredContent"]["error"]["layer"] == "max");
+}
+
 TEST_CASE("the seed's example: progress every 400 ms keeps a call alive past the idle "
           "limit until the maximum at 2000 ms (TMO-1)",
           "[coordinator][TMO-1][TMO-3]") {

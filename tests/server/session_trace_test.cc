@@ -38,7 +38,7 @@ TEST_CASE("a traced call writes call start, attempt start and end, and call end,
                 {{"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}));
   h.Send(h.Call(8, "fail", {{"message", "no"}}));
   const std::vector<Json> records = ReadTrace(dir.File("t.jsonl"));
-  REQUIRE(records.size() == 8);
+  REQUIRE(records.size() == 9);
 
   const Json& start = records[0];
   const Json& attempt_start = records[1];
@@ -80,13 +80,19 @@ TEST_CASE("a traced call writes call start, attempt start and end, and call end,
 
   // The failing call: a fresh trace id, outcome error with the tool's error type.
   const Json& failed_attempt = records[6];
-  const Json& failed_end = records[7];
+  const Json& refused = records[7];
+  const Json& failed_end = records[8];
   CHECK(failed_attempt["trace_id"] != start["trace_id"]);
   CHECK_FALSE(records[4].contains("parent_span_id"));
   CHECK(failed_attempt["attributes"]["outcome"] == "error");
   CHECK(failed_attempt["attributes"]["error.type"] == "tool_failed");
   CHECK(failed_attempt["severity_text"] == "WARN");
   CHECK(failed_end["attributes"]["outcome"] == "error");
+  // A permanent failure is not retried, and the trace says why.
+  CHECK(refused["event"] == "retry.suppressed");
+  CHECK(refused["attributes"]["keel.retry.reason"] == "permanent_failure");
+  CHECK(refused["attributes"]["keel.failure.class"] == "rejected_permanent");
+  CHECK(refused["parent_span_id"] == failed_end["span_id"]);
 }
 
 TEST_CASE("a cancelled call traces cancel.received and ends cancelled, arguments only with "
