@@ -15,7 +15,9 @@ class CatalogTool final : public Tool {
  public:
   CatalogTool(ToolSpec spec, std::unique_ptr<Tool> impl)
       : spec_(std::move(spec)), impl_(std::move(impl)) {
-    spec_.runs_on_loop = impl_->spec().runs_on_loop;
+    // Only a read runs on the loop: a write must pass the kill switch and the retry rules,
+    // which live on the worker path.
+    spec_.runs_on_loop = impl_->spec().runs_on_loop && !IsWrite(spec_.effect);
   }
   const ToolSpec& spec() const override { return spec_; }
   Json Call(ToolContext& ctx) override { return impl_->Call(ctx); }

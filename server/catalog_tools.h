@@ -9,7 +9,8 @@
 //  2. An implementation that writes (its own spec's effect is a write class) may not be
 //     declared a read: the kill switch and the retry rules would then treat a write as safe.
 //  3. The implementation's own spec is not consulted otherwise (the catalog is the authority
-//     on the effect, RET-3), except runs_on_loop, which is a property of the code.
+//     on the effect, RET-3), except runs_on_loop, which is a property of the code (kept for
+//     reads only: a write goes through the worker path, where the kill switch is checked).
 // Thread-safety: BindCatalog runs once at start-up. The tools it returns are like any Tool.
 #pragma once
 

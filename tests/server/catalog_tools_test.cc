@@ -97,6 +97,12 @@ TEST_CASE("runs_on_loop stays a property of the implementation", "[catalog]") {
       Impls());
   REQUIRE(bound.tools.size() == 1);
   CHECK(bound.tools[0]->spec().runs_on_loop);
+  // Declared a write, it takes the worker path, where the kill switch is checked.
+  BoundCatalog as_write = BindCatalog(
+      Load(R"({"tools":[{"name":"echo","description":"e","inputSchema":{"type":"object"},"effect":"unsafe_write"}]})"),
+      Impls());
+  REQUIRE(as_write.tools.size() == 1);
+  CHECK_FALSE(as_write.tools[0]->spec().runs_on_loop);
 }
 
 TEST_CASE("An entry without an implementation and a write declared a read are both refused",
