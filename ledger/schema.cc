@@ -101,6 +101,32 @@ CREATE TABLE settings(
   updated_by TEXT NOT NULL
 ) WITHOUT ROWID;
 )sql",
+      // 4: the simulated deployment backend (server/tools/deployment_tools.h): its jobs, and
+      // one operation per idempotency key (the backend's own guarantee).
+      R"sql(
+CREATE TABLE deploy_jobs(
+  job_id TEXT PRIMARY KEY,
+  environment TEXT NOT NULL,
+  version TEXT NOT NULL,
+  restarts INTEGER NOT NULL DEFAULT 0,
+  last_operation_id TEXT,
+  last_restart_ms INTEGER
+) WITHOUT ROWID;
+INSERT INTO deploy_jobs(job_id, environment, version) VALUES
+  ('web-api', 'production', '2026.11.3'),
+  ('worker', 'production', '2026.11.3'),
+  ('billing-sync', 'staging', '2026.11.4-rc1');
+CREATE TABLE deploy_operations(
+  operation_id TEXT PRIMARY KEY,
+  idempotency_key TEXT NOT NULL UNIQUE,
+  job_id TEXT NOT NULL,
+  environment TEXT NOT NULL,
+  intent_id TEXT NOT NULL,
+  approval_id TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  created_ms INTEGER NOT NULL
+) WITHOUT ROWID;
+)sql",
   };
   return steps;
 }

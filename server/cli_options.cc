@@ -162,6 +162,13 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
                "'retry.would_have' trace events, but apply none (each call makes one attempt). "
                "The policy's per-tool `shadow` does the same for one tool")
       ->envname("KEEL_SHADOW");
+  app.add_option("--fault", o.faults,
+                 "Inject a fault into the simulated deployment backend (tests, drills, demos; "
+                 "repeatable): TOOL:latency=MS, TOOL:slow=MS, TOOL:fail_503=N, "
+                 "TOOL:sustained_503=MS, TOOL:lose_response[=N], TOOL:start_after=N; TOOL is get_deployment_job, "
+                 "restart_deployment_job or lookup_deployment_operation")
+      ->envname("KEEL_FAULTS")
+      ->delimiter(',');
   CLI::App* policy = app.add_subcommand("policy", "Show or check resilience policies (keel does not serve)");
   policy->fallthrough();
   CLI::App* show = policy->add_subcommand("show", "Print the policy the keel on --db runs (or ran before it)");

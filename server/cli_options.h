@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace keel {
 
@@ -42,6 +43,7 @@ struct CliOptions {
   std::string policy_file;
   std::string catalog_file;  // empty: the built-in demo catalog
   bool shadow = false;       // OPS-1 for every tool
+  std::vector<std::string> faults;  // --fault TOOL:KIND[=VALUE] (simulated backend)
   // `keel policy show [--previous]` / `keel policy check FILE`: instead of serving.
   std::string policy_command;  // "", "show" or "check"
   bool policy_previous = false;

@@ -31,6 +31,7 @@
 #include "server/tool_registry.h"
 #include "server/trace_log.h"
 #include "server/trace_summary.h"
+#include "server/tools/deployment_tools.h"
 #include "server/tools/echo_tool.h"
 #include "server/tools/ledger_tools.h"
 #include "server/tools/test_tools.h"
@@ -239,6 +240,17 @@ int RunKeel(int argc, char** argv) {
   // Test-only: KEEL_TEST_CRASH_AT makes a mutation kill keel at one step (crash tests).
   const char* crash_at = flags.test_tools ? std::getenv("KEEL_TEST_CRASH_AT") : nullptr;
   for (auto& tool : keel::MakeLedgerTools(ledger, crash_at ? crash_at : "")) {
+    implementations.push_back(std::move(tool));
+  }
+  std::string fault_error;
+  const auto fault_specs = keel::ParseFaults(flags.faults, keel::DeploymentToolNames(), &fault_error);
+  if (!fault_specs) {
+    std::cerr << "keel: " << fault_error << "\n";
+    return kExitConfig;
+  }
+  auto faults = std::make_shared<keel::FaultPlan>(*fault_specs);
+  if (!faults->empty()) spdlog::warn("fault injection on: {}", faults->Describe());
+  for (auto& tool : keel::MakeDeploymentTools(ledger, faults)) {
     implementations.push_back(std::move(tool));
   }
   std::set<std::string> test_tool_names;

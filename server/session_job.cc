@@ -35,6 +35,17 @@ const Json* StructuredError(const Json& result) {
   return error != sc->end() && error->is_object() ? &*error : nullptr;
 }
 
+// A failed call's answer names the call (keel's correlation id, as timeout answers do), so a
+// person can find it in the trace and the logs.
+void AddCorrelationId(Json& result, const std::string& correlation_id) {
+  if (!result.value("isError", false)) return;
+  const auto sc = result.find("structuredContent");
+  if (sc == result.end() || !sc->is_object()) return;
+  const auto error = sc->find("error");
+  if (error == sc->end() || !error->is_object() || error->contains("correlation_id")) return;
+  (*error)["correlation_id"] = correlation_id;
+}
+
 }  // namespace
 
 bool Session::WriteBlocked(const Tool& tool) const {
@@ -188,7 +199,7 @@ WorkerPool::Job Session::MakeJob(uint64_t generation, std::shared_ptr<CallContro
     deps.cancelled = [token] { return token.IsCancelled(); };
     deps.budgets = &retry_budgets_;
     AttemptRun last;
-    const RetryOutcome outcome = RetryExecutor::Run(
+    RetryOutcome outcome = RetryExecutor::Run(
         call, deps,
         [&](const AttemptInfo& info) {
           ctx.set_deadline(info.deadline);
@@ -204,7 +215,9 @@ WorkerPool::Job Session::MakeJob(uint64_t generation, std::shared_ptr<CallContro
         });
     const bool threw = last.threw;
     const bool stopped = last.stopped || outcome.cancelled;
-    loop_.Post([this, generation, threw, stopped, result = outcome.result,
+    Json result = std::move(outcome.result);
+    AddCorrelationId(result, call.intent_id);
+    loop_.Post([this, generation, threw, stopped, result = std::move(result),
                 task_id = std::move(task_id)]() mutable {
       if (task_id.empty()) return coordinator_.Complete(generation, std::move(result), threw);
       Json returned = result;

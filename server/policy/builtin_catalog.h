@@ -1,4 +1,5 @@
-// The built-in demo catalog: keel's default tools (echo and the ledger's demo tools) in the
+// The built-in demo catalog: keel's default tools (echo, the ledger's demo tools and the
+// simulated deployment backend's) in the
 // catalog format of docs/catalog.md, used when no --catalog is given. It describes the
 // tools in server/tools/ (their names, descriptions and input schemas are the same; a test
 // compares them) and always loads without problems (a test checks that too).

@@ -38,9 +38,9 @@ TEST_CASE("migrating a fresh file creates the ledger, demo and task tables at th
   REQUIRE(Migrate(*db, &error) == MigrateStatus::kOk);
   CHECK(error.empty());
   CHECK(db->Pragma("user_version") == std::to_string(keel::SchemaVersion()));
-  CHECK(keel::SchemaVersion() == 3);
-  for (const char* table :
-       {"ledger", "accounts", "charges", "inventory", "reservations", "tasks", "settings"}) {
+  CHECK(keel::SchemaVersion() == 4);
+  for (const char* table : {"ledger", "accounts", "charges", "inventory", "reservations", "tasks",
+                            "settings", "deploy_operations"}) {
     CAPTURE(table);
     CHECK(db->Exec(std::string("SELECT * FROM ") + table) == "");
   }
@@ -88,16 +88,18 @@ TEST_CASE("a failing migration step rolls back whole and reports the step", "[le
   CHECK(CountTables(*db) == 1);  // the ledger table created earlier in the step is gone
 }
 
-TEST_CASE("a version 1 file gains the tasks and settings tables and keeps its data", "[ledger]") {
+TEST_CASE("a version 1 file gains the tasks, settings and deployment tables and keeps its data",
+          "[ledger]") {
   keel::TempDir dir;
   auto db = OpenFresh(dir);
   std::string error;
   REQUIRE(Migrate(*db, &error) == MigrateStatus::kOk);
   // Back to what a version 1 keel left: no tasks table, user_version 1.
-  REQUIRE(db->Exec("DROP TABLE tasks; DROP TABLE settings; PRAGMA user_version = 1;") == "");
+  REQUIRE(db->Exec("DROP TABLE tasks; DROP TABLE settings; DROP TABLE deploy_jobs; "
+                   "DROP TABLE deploy_operations; PRAGMA user_version = 1;") == "");
   REQUIRE(db->Exec("INSERT INTO accounts VALUES('acct-1', 1000)") == "");
   REQUIRE(Migrate(*db, &error) == MigrateStatus::kOk);
-  CHECK(db->Pragma("user_version") == "3");
+  CHECK(db->Pragma("user_version") == "4");
   CHECK(db->Exec("SELECT * FROM tasks") == "");
   CHECK(db->Exec("SELECT * FROM settings") == "");
   keel::Statement balance = db->Prepare("SELECT balance_cents FROM accounts");

@@ -16,6 +16,7 @@
 #include "server/policy/builtin_catalog.h"
 #include "server/policy/catalog_spec.h"
 #include "server/tool_registry.h"
+#include "server/tools/deployment_tools.h"
 #include "server/tools/echo_tool.h"
 #include "server/tools/ledger_tools.h"
 
@@ -85,7 +86,7 @@ TEST_CASE("the built-in catalog loads without problems", "[catalog]") {
   CatalogLoad load = LoadCatalog(BuiltinCatalogJson());
   INFO(Json(load.problems).dump(2));
   REQUIRE(load.ok());
-  REQUIRE(load.catalog->tools.size() == 4);
+  REQUIRE(load.catalog->tools.size() == 7);
   const CatalogEntry& charge = load.catalog->tools[1];
   CHECK(charge.name == "charge_account");
   CHECK(charge.effect == EffectClass::kUnsafeWrite);
@@ -94,6 +95,16 @@ TEST_CASE("the built-in catalog loads without problems", "[catalog]") {
   CHECK(charge.task_support == TaskSupport::kOptional);
   CHECK(load.catalog->tools[2].backend == "inventory");
   CHECK(load.catalog->tools[3].effect == EffectClass::kRead);
+  // The simulated deployment backend: the seed's budgets (backend 7 s inside 10 s).
+  const CatalogEntry& get_job = load.catalog->tools[4];
+  CHECK(get_job.name == "get_deployment_job");
+  CHECK(get_job.backend == "deployment-api");
+  REQUIRE(get_job.timeouts);
+  CHECK(get_job.timeouts->attempt_ms == 7000);
+  CHECK(get_job.timeouts->max_ms == 10000);
+  const CatalogEntry& restart = load.catalog->tools[5];
+  CHECK(restart.effect == EffectClass::kUnsafeWrite);
+  CHECK(restart.approval_required);
 }
 
 TEST_CASE("the built-in catalog describes the tools keel serves by default", "[catalog]") {
@@ -107,6 +118,7 @@ TEST_CASE("the built-in catalog describes the tools keel serves by default", "[c
   std::vector<std::unique_ptr<Tool>> tools;
   tools.push_back(MakeEchoTool());
   for (auto& tool : MakeLedgerTools(ledger)) tools.push_back(std::move(tool));
+  for (auto& tool : MakeDeploymentTools(ledger, nullptr)) tools.push_back(std::move(tool));
 
   CatalogLoad load = LoadCatalog(BuiltinCatalogJson());
   REQUIRE(load.ok());
@@ -118,7 +130,10 @@ TEST_CASE("the built-in catalog describes the tools keel serves by default", "[c
     CHECK(listed.name == served.name);
     CHECK(listed.title == served.title);
     CHECK(listed.description == served.description);
-    CHECK(listed.input_schema == served.input_schema);
+    Json schema = listed.input_schema;  // approval: required adds approval_id
+    if (listed.approval_required) schema["properties"].erase("approval_id");
+    CHECK(schema == served.input_schema);
+    CHECK(IsWrite(listed.effect) == IsWrite(served.effect));
     CHECK(listed.task_support == served.task_support);
   }
 }
