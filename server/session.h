@@ -32,6 +32,8 @@
 #include "server/clock.h"
 #include "server/event_loop.h"
 #include "server/output_sink.h"
+#include "server/degraded_answer.h"
+#include "server/policy/breaker_registry.h"
 #include "server/policy/policy.h"
 #include "server/policy/retry_executor.h"
 #include "server/request_coordinator.h"
@@ -143,7 +145,16 @@ class Session {
     bool stopped = false;  // it reached a checkpoint after a cancel
   };
   AttemptRun RunAttempt(Tool& tool, ToolContext& ctx, const std::optional<CallTrace>& trace,
-                        int attempt, const std::string& attempt_id);
+                        int attempt, const std::string& attempt_id,
+                        const BreakerPermit* permit = nullptr);
+  // One attempt behind the tool's circuit breaker (CB-1, CB-2): rejected fast with a
+  // degraded answer while open, else run and recorded; reads remember their last good result.
+  Json GuardedAttempt(Tool& tool, ToolContext& ctx, CircuitBreaker& breaker,
+                      const std::optional<CallTrace>& trace, const AttemptInfo& info,
+                      AttemptRun& last);
+  void TraceBreaker(const std::optional<CallTrace>& trace, const char* event,
+                    const AttemptInfo& info, const BreakerPermit& permit,
+                    const BreakerSnapshot& now);
   void TraceRetryEvent(const std::optional<CallTrace>& trace, const RetryEvent& event);
   // The kill switch stops this write-class tool now (worker thread).
   bool WriteBlocked(const Tool& tool) const;
@@ -172,6 +183,9 @@ class Session {
   std::unique_ptr<TaskManager> tasks_;
   std::unordered_map<uint64_t, CallTrace> traces_;  // live calls, when tracing
   RetryBudgetPool retry_budgets_;  // per backend (BUD-2); used by workers, thread-safe
+  SteadyClock breaker_clock_;      // workers read it: the loop's clock may be a test fake
+  BreakerRegistry breakers_{breaker_clock_};  // per (tool, backend) (CB-1); thread-safe
+  LastGoodResults last_good_;      // reads' fallback while their breaker is open (CB-2)
   std::string protocol_version_;
   PolicyHandle policy_;
   bool tasks_negotiated_ = false;  // initialize chose 2025-11-25 and tasks are available

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/degraded_answer.h"
 #include "server/ledger_service.h"
 #include "server/session.h"
 
@@ -46,6 +47,35 @@ void AddCorrelationId(Json& result, const std::string& correlation_id) {
   (*error)["correlation_id"] = correlation_id;
 }
 
+// What an attempt's outcome teaches the breaker (CB-1): the backend failed (transport,
+// 5xx, timeout, lost response), throttled (429), or the caller's fault — neither.
+BreakerOutcome BreakerOutcomeOf(const Session::AttemptRun& run) {
+  if (run.stopped) return BreakerOutcome::kIgnored;  // cancelled: says nothing about the backend
+  if (run.threw) return BreakerOutcome::kFailure;
+  const std::optional<AttemptFailure> failure = ClassifyResult(run.result);
+  if (!failure) return BreakerOutcome::kSuccess;
+  if (failure->type == "backend_429" || failure->type == "rate_limited") {
+    return BreakerOutcome::kThrottled;
+  }
+  if (failure->failure != FailureClass::kRejectedPermanent) return BreakerOutcome::kFailure;
+  if (failure->type.rfind("backend_5", 0) == 0 || failure->type == "internal_error") {
+    return BreakerOutcome::kFailure;
+  }
+  return BreakerOutcome::kIgnored;
+}
+
+// The breaker settings of a call: the policy's, in metrics_only mode when the call runs in
+// shadow mode (OPS-1: decisions recorded, none applied).
+BreakerSettings BreakerSettingsFor(const ToolPolicy& policy) {
+  BreakerSettings settings = policy.breaker;
+  if (policy.shadow && settings.mode == BreakerMode::kNormal) settings.mode = BreakerMode::kMetricsOnly;
+  return settings;
+}
+
+std::string IncidentId(const std::string& backend, uint64_t generation) {
+  return "cb-" + backend + "-" + std::to_string(generation);
+}
+
 }  // namespace
 
 bool Session::WriteBlocked(const Tool& tool) const {
@@ -54,7 +84,8 @@ bool Session::WriteBlocked(const Tool& tool) const {
 
 Session::AttemptRun Session::RunAttempt(Tool& tool, ToolContext& ctx,
                                         const std::optional<CallTrace>& trace, int attempt,
-                                        const std::string& attempt_id) {
+                                        const std::string& attempt_id,
+                                        const BreakerPermit* permit) {
   AttemptRun run;
   const std::string span = trace ? NewSpanId() : std::string();
   const auto start = std::chrono::steady_clock::now();
@@ -63,6 +94,11 @@ Session::AttemptRun Session::RunAttempt(Tool& tool, ToolContext& ctx,
                      trace->attributes};
     event.attributes["retry.attempt"] = attempt;
     event.attributes["keel.attempt.id"] = attempt_id;
+    if (permit != nullptr) {
+      event.attributes["keel.circuit.state"] = std::string(BreakerStateName(permit->state));
+      event.attributes["keel.circuit.generation"] = permit->generation;
+      if (permit->probe) event.attributes["keel.circuit.probe"] = true;
+    }
     options_.trace->Emit(event);
   }
   try {
@@ -125,6 +161,63 @@ Session::AttemptRun Session::RunAttempt(Tool& tool, ToolContext& ctx,
   }
   options_.trace->Emit(end);
   return run;
+}
+
+Json Session::GuardedAttempt(Tool& tool, ToolContext& ctx, CircuitBreaker& breaker,
+                             const std::optional<CallTrace>& trace, const AttemptInfo& info,
+                             AttemptRun& last) {
+  const ToolSpec& spec = tool.spec();
+  const BreakerPermit permit = breaker.Acquire();
+  if (!permit.admitted) {
+    // CB-2: rejected without touching the backend; a read falls back to its last good result.
+    const CircuitRejection rejection{std::string(BreakerStateName(permit.state)),
+                                     spec.backend_or_name(), permit.retry_after_ms.value_or(0),
+                                     IncidentId(spec.backend_or_name(), permit.generation)};
+    std::optional<CachedResult> cached;
+    if (!IsWrite(spec.effect)) cached = last_good_.Get(spec.name, ctx.arguments());
+    last = AttemptRun{DegradedAnswer(spec, rejection, cached, WallClockMs()), false, false};
+    TraceBreaker(trace, "breaker.rejected", info, permit, breaker.Snapshot());
+    return last.result;
+  }
+  if (permit.would_reject) TraceBreaker(trace, "breaker.would_have", info, permit, breaker.Snapshot());
+  const auto start = std::chrono::steady_clock::now();
+  last = RunAttempt(tool, ctx, trace, info.attempt, info.attempt_id, &permit);
+  breaker.Record(permit, BreakerOutcomeOf(last), std::chrono::steady_clock::now() - start);
+  const BreakerSnapshot after = breaker.Snapshot();
+  if (after.state != permit.state || after.generation != permit.generation) {
+    TraceBreaker(trace, "breaker.state", info, permit, after);
+  }
+  if (!IsWrite(spec.effect) && !last.stopped && !ClassifyResult(last.result)) {
+    last_good_.Put(spec.name, ctx.arguments(), last.result, WallClockMs());
+  }
+  return last.result;
+}
+
+void Session::TraceBreaker(const std::optional<CallTrace>& trace, const char* event,
+                           const AttemptInfo& info, const BreakerPermit& permit,
+                           const BreakerSnapshot& now) {
+  if (!trace) return;
+  TraceEvent record{event, "WARN", trace->trace_id, NewSpanId(), trace->call_span,
+                    trace->attributes};
+  Json& a = record.attributes;
+  a["retry.attempt"] = info.attempt;
+  a["keel.attempt.id"] = info.attempt_id;
+  a["keel.circuit.state"] = std::string(BreakerStateName(permit.state));
+  a["keel.circuit.generation"] = permit.generation;
+  if (permit.probe) a["keel.circuit.probe"] = true;
+  if (permit.retry_after_ms) a["keel.retry_after_ms"] = *permit.retry_after_ms;
+  if (std::string_view(event) == "breaker.state") {
+    record.severity = now.state == BreakerState::kClosed ? "INFO" : "WARN";
+    a["keel.circuit.state"] = std::string(BreakerStateName(now.state));
+    a["keel.circuit.previous_state"] = std::string(BreakerStateName(permit.state));
+    a["keel.circuit.generation"] = now.generation;
+    a["keel.circuit.trip"] = std::string(BreakerTripName(now.last_trip));
+    a["keel.circuit.failure_rate_percent"] = now.failure_rate_percent;
+    a["keel.circuit.slow_rate_percent"] = now.slow_rate_percent;
+  }
+  a["keel.incident"] = IncidentId(trace->attributes.value("keel.backend", ""),
+                                  a["keel.circuit.generation"].get<uint64_t>());
+  options_.trace->Emit(record);
 }
 
 void Session::TraceRetryEvent(const std::optional<CallTrace>& trace, const RetryEvent& event) {
@@ -198,13 +291,14 @@ WorkerPool::Job Session::MakeJob(uint64_t generation, std::shared_ptr<CallContro
     deps.wait = [token](TimePoint until) { return token.WaitUntil(until); };
     deps.cancelled = [token] { return token.IsCancelled(); };
     deps.budgets = &retry_budgets_;
+    const std::shared_ptr<CircuitBreaker> breaker =
+        breakers_.For(tool->spec().name, call.backend, BreakerSettingsFor(call.policy));
     AttemptRun last;
     RetryOutcome outcome = RetryExecutor::Run(
         call, deps,
         [&](const AttemptInfo& info) {
           ctx.set_deadline(info.deadline);
-          last = RunAttempt(*tool, ctx, trace, info.attempt, info.attempt_id);
-          return last.result;
+          return GuardedAttempt(*tool, ctx, *breaker, trace, info, last);
         },
         [&](const RetryEvent& event) {
           TraceRetryEvent(trace, event);

@@ -22,13 +22,16 @@ struct Group {
   size_t timeouts = 0;
   size_t breaker_rejects = 0;
   size_t attempts = 0;
+  std::set<std::string> operations;  // distinct backend operation ids
   std::vector<double> durations_ms;
 };
 
 // Per call id: how many attempts it made and whether a timeout fired (known before its end).
 struct CallFacts {
   size_t attempts = 0;
+  size_t breaker_rejects = 0;
   bool timed_out = false;
+  std::set<std::string> operations;
 };
 
 std::string Text(const Json& attributes, const char* key, const char* fallback) {
@@ -63,6 +66,11 @@ std::string SummarizeTrace(std::istream& lines) {
     const std::string call_id = Text(attributes, "keel.call.id", "");
     if (event == "tool.attempt.start") {
       ++calls[call_id].attempts;
+    } else if (event == "tool.attempt.end") {
+      const std::string op = Text(attributes, "keel.backend.operation.id", "");
+      if (!op.empty()) calls[call_id].operations.insert(op);
+    } else if (event == "breaker.rejected") {
+      ++calls[call_id].breaker_rejects;
     } else if (event == "timeout.fired") {
       calls[call_id].timed_out = true;
     } else if (event == "tool.call.end") {
@@ -76,7 +84,8 @@ std::string SummarizeTrace(std::istream& lines) {
       group.attempts += facts.attempts;
       group.retries += facts.attempts > 1 ? facts.attempts - 1 : 0;
       group.timeouts += facts.timed_out ? 1 : 0;
-      if (Text(attributes, "error.type", "") == "circuit_open") ++group.breaker_rejects;
+      group.breaker_rejects += facts.breaker_rejects;
+      group.operations.insert(facts.operations.begin(), facts.operations.end());
       const auto duration = attributes.find("duration_ms");
       if (duration != attributes.end() && duration->is_number()) {
         group.durations_ms.push_back(duration->get<double>());
@@ -86,22 +95,22 @@ std::string SummarizeTrace(std::istream& lines) {
   }
   std::string out;
   char row[512];
-  std::snprintf(row, sizeof(row), "%-20s %-12s %-10s %6s %7s %7s %8s %8s %8s %8s %8s %9s\n",
+  std::snprintf(row, sizeof(row), "%-28s %-14s %-10s %6s %7s %7s %8s %8s %8s %8s %8s %9s\n",
                 "tool", "backend", "outcome", "calls", "intents", "retries", "timeouts",
                 "breaker", "p50_ms", "p95_ms", "backend", "calls/");
   out += row;
-  std::snprintf(row, sizeof(row), "%-20s %-12s %-10s %6s %7s %7s %8s %8s %8s %8s %8s %9s\n", "",
+  std::snprintf(row, sizeof(row), "%-28s %-14s %-10s %6s %7s %7s %8s %8s %8s %8s %8s %9s\n", "",
                 "", "", "", "", "", "", "rejects", "", "", "ops", "intent");
   out += row;
   for (auto& [key, group] : groups) {
     std::sort(group.durations_ms.begin(), group.durations_ms.end());
     const auto& [tool, backend, outcome] = key;
     std::snprintf(row, sizeof(row),
-                  "%-20s %-12s %-10s %6zu %7zu %7zu %8zu %8zu %8.1f %8.1f %8zu %9.2f\n",
+                  "%-28s %-14s %-10s %6zu %7zu %7zu %8zu %8zu %8.1f %8.1f %8zu %9.2f\n",
                   tool.c_str(), backend.c_str(), outcome.c_str(), group.calls,
                   group.intents.size(), group.retries, group.timeouts, group.breaker_rejects,
                   Percentile(group.durations_ms, 0.50), Percentile(group.durations_ms, 0.95),
-                  group.attempts,
+                  group.operations.size(),
                   group.intents.empty() ? 0.0
                                         : static_cast<double>(group.calls) /
                                               static_cast<double>(group.intents.size()));

@@ -97,3 +97,51 @@ test('FLT-4 budget_exhausted: no extra retry, the timeout layer reported, the co
   assert.equal(f.timeouts.length, 1);
   assert.equal(f.timeouts[0].attributes['keel.timeout.layer'], 'attempt');
 });
+
+test('FLT-3 sustained_dependency_failure: the breaker opens, probe concurrency 1, no write fallback', async (t) => {
+  const policy = join(process.cwd(), 'conformance', 'fixtures', 'drill_breaker_policy.json');
+  const { out, records } = await drill(t, [
+    '--workers', '4', '--policy', policy,
+    '--fault', 'get_deployment_job:start_after=1', '--fault', 'get_deployment_job:sustained_503=90000',
+    '--fault', 'get_deployment_job:latency=200', '--fault', 'restart_deployment_job:sustained_503=90000',
+  ], async (call) => {
+    const get = () => call('get_deployment_job', { job_id: 'web-api' });
+    const restart = () => call('restart_deployment_job',
+      { job_id: 'web-api', environment: 'production', intent_id: 'i-flt3', approval_id: 'ap-flt3' });
+    const good = await get();
+    const failing = await get();
+    const cached = await get();
+    await restart();
+    const rejectedWrite = await restart();
+    await new Promise((r) => setTimeout(r, 1200));  // the open time (1 s) runs out
+    const together = await Promise.all([get(), get(), get(), get()]);
+    return { good, failing, cached, rejectedWrite, together };
+  });
+  assert.equal(out.good.result.structuredContent.freshness, 'fresh');
+  assert.equal(out.cached.result.structuredContent.freshness, 'cached');
+  assert.equal(out.cached.result.structuredContent.no_write_action_performed, true);
+  const writeError = out.rejectedWrite.result.structuredContent.error;
+  assert.equal(writeError.type, 'circuit_open');
+  assert.equal(writeError.freshness, undefined, 'no write fallback');
+  for (const r of out.together) assert.equal(r.result.structuredContent.freshness, 'cached', JSON.stringify(r));
+
+  // The breaker opened: a state record says so, with the failure rate that tripped it.
+  const opened = records.filter((r) => r.event === 'breaker.state' && r.attributes['keel.circuit.state'] === 'open');
+  assert.ok(opened.length >= 1, 'circuit_opens');
+  assert.ok(records.some((r) => r.event === 'breaker.rejected'), 'calls were rejected while open');
+  // Probe concurrency 1: the attempts admitted as half-open probes never overlap in time.
+  const probes = [];
+  for (const start of records.filter((r) => r.event === 'tool.attempt.start' && r.attributes['keel.circuit.probe'])) {
+    const end = records.find((r) => r.event === 'tool.attempt.end' && r.span_id === start.span_id);
+    probes.push([start.ts_unix_ms, end.ts_unix_ms]);
+  }
+  assert.ok(probes.length >= 1, 'a probe was admitted after the open time');
+  probes.sort((a, b) => a[0] - b[0]);
+  for (let i = 1; i < probes.length; i++) {
+    assert.ok(probes[i][0] >= probes[i - 1][1], `probes ${i - 1} and ${i} overlap: ${JSON.stringify(probes)}`);
+  }
+  // Rejected attempts never reached the backend: no attempt record for them.
+  const rejectedSpans = new Set(records.filter((r) => r.event === 'breaker.rejected').map((r) => r.attributes['keel.attempt.id']));
+  const attempted = records.filter((r) => r.event === 'tool.attempt.start' && rejectedSpans.has(r.attributes['keel.attempt.id']));
+  assert.equal(attempted.length, 0);
+});

@@ -16,16 +16,22 @@ std::string Record(const std::string& event, const std::string& call, const std:
 
 }  // namespace
 
-TEST_CASE("the trace summary counts calls, intents, retries, timeouts and durations per tool "
-          "and outcome",
+TEST_CASE("the trace summary counts calls, intents, retries, timeouts, breaker rejects, backend "
+          "operations and durations per tool and outcome",
           "[trace][OBS-2]") {
   std::stringstream trace;
   // Two calls of one intent (a retry by the client under the same key), one with two attempts.
+  // The first attempt was lost after the backend accepted operation op-1; the retry under the
+  // same key got op-1 back: one backend operation for the intent. A third call was rejected
+  // by the open breaker.
   trace << Record("tool.attempt.start", "c1", "charge")
+        << Record("tool.attempt.end", "c1", "charge", R"(,"keel.backend.operation.id":"op-1")")
         << Record("tool.attempt.start", "c1", "charge")
+        << Record("tool.attempt.end", "c1", "charge", R"(,"keel.backend.operation.id":"op-1")")
         << Record("tool.call.end", "c1", "charge",
                   R"(,"keel.intent.id":"charge/k","outcome":"ok","duration_ms":10)")
         << Record("tool.attempt.start", "c2", "charge")
+        << Record("breaker.rejected", "c2", "charge")
         << Record("tool.call.end", "c2", "charge",
                   R"(,"keel.intent.id":"charge/k","outcome":"ok","duration_ms":30)")
         << Record("tool.attempt.start", "c3", "sleep") << Record("timeout.fired", "c3", "sleep")
@@ -53,9 +59,10 @@ TEST_CASE("the trace summary counts calls, intents, retries, timeouts and durati
   CHECK(intents == 1);
   CHECK(retries == 1);
   CHECK(timeouts == 0);
+  CHECK(rejects == 1);
   CHECK(p50 == 10.0);
   CHECK(p95 == 30.0);
-  CHECK(ops == 3);
+  CHECK(ops == 1);
   CHECK(per_intent == 2.0);
   CHECK(sleep.rfind("sleep", 0) == 0);
   CHECK(sleep.find("timeout") != std::string::npos);
