@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -86,6 +87,20 @@ class FieldReader {
     out = value->get<bool>();
   }
 
+  // A string naming one value of an enum: `parse` maps a name to it, `names` lists every
+  // name for the message.
+  template <typename E, typename Parse>
+  void Choice(std::string_view key, E& out, Parse parse, std::string_view names) {
+    const json* value = Take(key);
+    if (value == nullptr) return;
+    const std::optional<E> parsed =
+        value->is_string() ? parse(value->get_ref<const std::string&>()) : std::nullopt;
+    if (!parsed) {
+      return Problem(key, "must be one of " + std::string(names) + ", got " + Describe(*value));
+    }
+    out = *parsed;
+  }
+
   // Calls read(FieldReader&) on the object at `key`, if present and an object.
   template <typename Read>
   void Section(std::string_view key, Read read) {
@@ -112,6 +127,8 @@ class FieldReader {
   std::set<std::string> taken_;
 };
 
+std::string_view NameOf(BreakerMode mode) { return BreakerModeName(mode); }
+
 // Writes fields into a JSON object: the same visits as FieldReader, the other way.
 class FieldWriter {
  public:
@@ -124,6 +141,10 @@ class FieldWriter {
     out_[std::string(key)] = value;
   }
   void Bool(std::string_view key, const bool& value) { out_[std::string(key)] = value; }
+  template <typename E, typename Parse>
+  void Choice(std::string_view key, const E& value, Parse, std::string_view) {
+    out_[std::string(key)] = std::string(NameOf(value));
+  }
   template <typename Write>
   void Section(std::string_view key, Write write) {
     json section = json::object();
@@ -156,7 +177,7 @@ void VisitRetry(S& r, V& v) {
 
 template <typename S, typename V>
 void VisitBreaker(S& b, V& v) {
-  v.Int("window_ms", b.window_ms, 1, kMaxPolicyDurationMs);
+  v.Int("window_ms", b.window_ms, 1, kMaxBreakerWindowMs);
   v.Int("minimum_calls", b.minimum_calls, 1, kMaxMinimumCalls);
   v.Int("failure_rate_percent", b.failure_rate_percent, 1, 100);
   v.Int("slow_rate_percent", b.slow_rate_percent, 1, 100);
@@ -164,6 +185,10 @@ void VisitBreaker(S& b, V& v) {
   v.Int("open_ms", b.open_ms, 1, kMaxPolicyDurationMs);
   v.Int("half_open_probes", b.half_open_probes, 1, kMaxHalfOpenProbes);
   v.Int("half_open_max_wait_ms", b.half_open_max_wait_ms, 1, kMaxPolicyDurationMs);
+  v.Int("max_open_ms", b.max_open_ms, 1, kMaxPolicyDurationMs);
+  v.Int("probe_timeout_ms", b.probe_timeout_ms, 1, kMaxPolicyDurationMs);
+  v.Choice("mode", b.mode, ParseBreakerMode,
+           R"("normal", "forced_open", "disabled", "metrics_only")");
 }
 
 template <typename S, typename V>

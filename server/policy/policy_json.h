@@ -12,12 +12,14 @@
 //                 "retry_after_cap_ms": 5000, "min_useful_attempt_ms": 200},
 //       "breaker": {"window_ms": 60000, "minimum_calls": 20, "failure_rate_percent": 50,
 //                   "slow_rate_percent": 70, "slow_call_ms": 5000, "open_ms": 30000,
-//                   "half_open_probes": 3, "half_open_max_wait_ms": 10000},
+//                   "max_open_ms": 300000, "half_open_probes": 3,
+//                   "half_open_max_wait_ms": 10000, "probe_timeout_ms": 10000,
+//                   "mode": "normal"},
 //       "shadow": false
 //     },
 //     "tools": {
 //       "charge_account": {"retry": {"max_attempts": 1}, "timeouts": {"attempt_ms": 7000}},
-//       "search_orders": {"shadow": true}
+//       "search_orders": {"shadow": true, "breaker": {"mode": "metrics_only"}}
 //     },
 //     "retry_budget": {"ratio": 0.2, "burst": 10},
 //     "backends": {"payments": {"retry_budget": {"ratio": 0.1, "burst": 5}}}

@@ -30,4 +30,22 @@ std::string_view FailureClassName(FailureClass failure) {
   return "ambiguous";
 }
 
+std::string_view BreakerModeName(BreakerMode mode) {
+  switch (mode) {
+    case BreakerMode::kNormal: return "normal";
+    case BreakerMode::kForcedOpen: return "forced_open";
+    case BreakerMode::kDisabled: return "disabled";
+    case BreakerMode::kMetricsOnly: return "metrics_only";
+  }
+  return "normal";
+}
+
+std::optional<BreakerMode> ParseBreakerMode(std::string_view name) {
+  for (BreakerMode mode : {BreakerMode::kNormal, BreakerMode::kForcedOpen, BreakerMode::kDisabled,
+                           BreakerMode::kMetricsOnly}) {
+    if (BreakerModeName(mode) == name) return mode;
+  }
+  return std::nullopt;
+}
+
 }  // namespace keel

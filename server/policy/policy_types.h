@@ -1,6 +1,7 @@
-// The vocabulary of keel's resilience policy (issue 6: RET-1..3, BUD-1, BUD-2): effect
-// classes, failure classes, and the per-tool settings that the tool catalog (--catalog) and
-// the policy file both speak. Pure data and pure functions; no I/O, no threads.
+// The vocabulary of keel's resilience policy (issue 6: RET-1..3, BUD-1, BUD-2; issue 7: CB-1):
+// effect classes, failure classes, breaker modes, and the per-tool settings that the tool
+// catalog (--catalog) and the policy file both speak. Pure data and pure functions; no I/O,
+// no threads.
 // Durations are integers in milliseconds, as everywhere in keel's configuration.
 #pragma once
 
@@ -56,15 +57,36 @@ struct TimeoutSettings {
   int64_t attempt_ms = 10000;  // one attempt against the backend
 };
 
+// How a breaker applies its decisions (resilience4j's manual states, reference/resilience.md
+// §1.2). Fixed per breaker: a new mode comes with a new policy, and so with a new breaker.
+enum class BreakerMode {
+  kNormal,       // the closed / open / half-open state machine, applied
+  kForcedOpen,   // reject every call (an operator's kill switch for one tool and backend)
+  kDisabled,     // admit every call and record nothing
+  kMetricsOnly,  // shadow (OPS-1): run the state machine, record what it would reject, admit all
+};
+// "normal", "forced_open", "disabled", "metrics_only".
+std::string_view BreakerModeName(BreakerMode mode);
+std::optional<BreakerMode> ParseBreakerMode(std::string_view name);
+
+// The breaker's window is made of 1 s buckets; an hour is 3600 of them per breaker, and
+// longer windows would judge a backend on outcomes too old to say anything about it now.
+inline constexpr int64_t kMaxBreakerWindowMs = 3600 * 1000;
+
 struct BreakerSettings {
-  int64_t window_ms = 60000;           // time-based sliding window
+  int64_t window_ms = 60000;           // time-based sliding window, in whole 1 s buckets
   int minimum_calls = 20;              // below it no rate is computed
   int failure_rate_percent = 50;       // open at or above
   int slow_rate_percent = 70;          // open at or above
   int64_t slow_call_ms = 5000;         // an attempt slower than this is slow
-  int64_t open_ms = 30000;             // then half-open
+  int64_t open_ms = 30000;             // open this long after the first trip, then half-open
+  int64_t max_open_ms = 300000;        // the k-th trip in a row opens min(this, open_ms·2^(k-1))
   int half_open_probes = 3;            // probes admitted while half-open, one at a time
   int64_t half_open_max_wait_ms = 10000;  // a half-open state longer than this re-opens
+  int64_t probe_timeout_ms = 10000;    // a probe unanswered this long is hung: re-open
+  BreakerMode mode = BreakerMode::kNormal;
+
+  bool operator==(const BreakerSettings&) const = default;
 };
 
 }  // namespace keel

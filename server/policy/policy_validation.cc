@@ -88,6 +88,16 @@ std::vector<std::string> ValidateToolPolicy(const ToolPolicy& tool) {
                        ") must be at least timeouts.attempt_ms (" + Ms(t.attempt_ms) +
                        "): a probe must be able to finish before half-open gives up");
   }
+  if (b.max_open_ms < b.open_ms) {
+    problems.push_back("breaker.max_open_ms (" + Ms(b.max_open_ms) +
+                       ") must be at least breaker.open_ms (" + Ms(b.open_ms) +
+                       "): it caps how far the open duration grows on repeated trips");
+  }
+  if (b.probe_timeout_ms < t.attempt_ms) {
+    problems.push_back("breaker.probe_timeout_ms (" + Ms(b.probe_timeout_ms) +
+                       ") must be at least timeouts.attempt_ms (" + Ms(t.attempt_ms) +
+                       "): a probe still inside its attempt timeout is not hung");
+  }
   return problems;
 }
 

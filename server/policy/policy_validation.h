@@ -17,6 +17,9 @@
 //     window cannot see enough outcomes to be effective).
 //  8. breaker.slow_call_ms <= timeouts.attempt_ms: else a slow call is never observed.
 //  9. breaker.half_open_max_wait_ms >= timeouts.attempt_ms: a probe can finish.
+// 10. breaker.max_open_ms >= breaker.open_ms: the cap of the growing open duration.
+// 11. breaker.probe_timeout_ms >= timeouts.attempt_ms: a probe is declared hung only after
+//     its attempt timeout had the chance to end it (so also >= slow_call_ms, by rule 8).
 // A tool's problem that its defaults already have, with the same numbers, is reported once,
 // under "defaults". The version must not be empty.
 //

@@ -79,6 +79,8 @@ TEST_CASE("the example in docs/policy.md validates and means what the docs say",
   CHECK(policy.For("charge_account").retry.max_attempts == 1);
   CHECK(policy.For("charge_account").timeouts.attempt_ms == 7000);
   CHECK(policy.For("search_orders").shadow);
+  CHECK(policy.For("search_orders").breaker.mode == keel::BreakerMode::kMetricsOnly);
+  CHECK(policy.For("charge_account").breaker.mode == keel::BreakerMode::kNormal);
   CHECK_FALSE(policy.For("anything_else").shadow);
   CHECK(policy.RetryBudgetFor("payments").ratio == 0.1);
   CHECK(policy.RetryBudgetFor("inventory").ratio == 0.2);
@@ -194,6 +196,41 @@ TEST_CASE("values out of range are refused with the range and the value", "[poli
         "defaults.breaker.minimum_calls: must be between 1 and 100000, got 0");
   CHECK(OnlyProblem({{"defaults", {{"breaker", {{"half_open_probes", 0}}}}}}) ==
         "defaults.breaker.half_open_probes: must be between 1 and 100, got 0");
+  CHECK(OnlyProblem({{"defaults", {{"breaker", {{"window_ms", 3600001}}}}}}) ==
+        "defaults.breaker.window_ms: must be between 1 and 3600000, got 3600001");
+  CHECK(OnlyProblem({{"defaults", {{"breaker", {{"max_open_ms", 0}}}}}}) ==
+        "defaults.breaker.max_open_ms: must be between 1 and 604800000, got 0");
+  CHECK(OnlyProblem({{"tools", {{"t", {{"breaker", {{"probe_timeout_ms", -1}}}}}}}}) ==
+        "tools.t.breaker.probe_timeout_ms: must be between 1 and 604800000, got -1");
+}
+
+TEST_CASE("a breaker mode is one of its four names", "[policy]") {
+  CHECK(OnlyProblem({{"defaults", {{"breaker", {{"mode", "shadow"}}}}}}) ==
+        R"(defaults.breaker.mode: must be one of "normal", "forced_open", "disabled", )"
+        R"("metrics_only", got string "shadow")");
+  CHECK(OnlyProblem({{"tools", {{"t", {{"breaker", {{"mode", 1}}}}}}}}) ==
+        R"(tools.t.breaker.mode: must be one of "normal", "forced_open", "disabled", )"
+        R"("metrics_only", got number 1)");
+}
+
+TEST_CASE("the breaker mode, open-duration cap and probe timeout are read and written back",
+          "[policy]") {
+  const PolicyParseResult parsed = ParsePolicy(
+      Doc({{"defaults", {{"breaker", {{"max_open_ms", 120000}, {"probe_timeout_ms", 15000}}}}},
+           {"tools", {{"search_orders", {{"breaker", {{"mode", "metrics_only"}}}}},
+                      {"charge_account", {{"breaker", {{"mode", "forced_open"}}}}}}}}));
+  INFO(json(parsed.problems).dump(2));
+  REQUIRE(parsed.ok());
+  const keel::BreakerSettings search = parsed.policy->For("search_orders").breaker;
+  CHECK(search.mode == keel::BreakerMode::kMetricsOnly);
+  CHECK(search.max_open_ms == 120000);  // from the file's defaults
+  CHECK(search.probe_timeout_ms == 15000);
+  CHECK(parsed.policy->For("charge_account").breaker.mode == keel::BreakerMode::kForcedOpen);
+  CHECK(parsed.policy->For("other").breaker.mode == keel::BreakerMode::kNormal);
+  const json written = keel::PolicyToJson(*parsed.policy);
+  CHECK(written["tools"]["search_orders"]["breaker"]["mode"] == "metrics_only");
+  CHECK(written["defaults"]["breaker"]["mode"] == "normal");
+  CHECK(written["defaults"]["breaker"]["probe_timeout_ms"] == 15000);
 }
 
 TEST_CASE("the idle clock may be off but not negative", "[policy]") {
@@ -302,6 +339,20 @@ TEST_CASE("rule 9: a half-open wait shorter than one attempt is refused", "[poli
         "(10000): a probe must be able to finish before half-open gives up");
 }
 
+TEST_CASE("rule 10: an open-duration cap below the open duration is refused", "[policy]") {
+  CHECK(Problems({{"defaults", {{"breaker", {{"max_open_ms", 30000}}}}}}).empty());
+  CHECK(OnlyProblem({{"tools", {{"t", {{"breaker", {{"max_open_ms", 20000}}}}}}}}) ==
+        "tools.t: breaker.max_open_ms (20000) must be at least breaker.open_ms (30000): it caps "
+        "how far the open duration grows on repeated trips");
+}
+
+TEST_CASE("rule 11: a probe timeout shorter than one attempt is refused", "[policy]") {
+  CHECK(Problems({{"defaults", {{"breaker", {{"probe_timeout_ms", 10000}}}}}}).empty());
+  CHECK(OnlyProblem({{"defaults", {{"breaker", {{"probe_timeout_ms", 9999}}}}}}) ==
+        "defaults: breaker.probe_timeout_ms (9999) must be at least timeouts.attempt_ms "
+        "(10000): a probe still inside its attempt timeout is not hung");
+}
+
 TEST_CASE("every problem is reported together, not only the first", "[policy]") {
   const std::vector<std::string> problems =
       Problems({{"version", ""},
@@ -326,7 +377,7 @@ TEST_CASE("cross-field rules are checked for every tool while the defaults are v
                   {"b", {{"retry", {{"max_atempts", 1}}}, {"timeouts", {{"attempt_ms", 99999}}}}},
                   {"c", {{"retry", {{"base_ms", 2000}}}}}}}});
   INFO(json(problems).dump(2));
-  REQUIRE(problems.size() == 5);
+  REQUIRE(problems.size() == 6);
   CHECK(problems[0] == "tools.b.retry.max_atempts: unknown field");  // b: its fields only
   CHECK(problems[1].rfind("tools.a: worst case 3 attempts × 35000 ms + backoffs 250 + 500 = "
                           "105750 ms exceeds timeouts.max_ms (55000)",
@@ -337,7 +388,10 @@ TEST_CASE("cross-field rules are checked for every tool while the defaults are v
   CHECK(problems[3].rfind("tools.a: breaker.half_open_max_wait_ms (10000) must be at least "
                           "timeouts.attempt_ms (35000)",
                           0) == 0);
-  CHECK(problems[4] == "tools.c: retry.cap_ms (1500) must be at least retry.base_ms (2000)");
+  CHECK(problems[4].rfind("tools.a: breaker.probe_timeout_ms (10000) must be at least "
+                          "timeouts.attempt_ms (35000)",
+                          0) == 0);
+  CHECK(problems[5] == "tools.c: retry.cap_ms (1500) must be at least retry.base_ms (2000)");
 }
 
 TEST_CASE("a problem a tool inherits from the defaults is reported once, under defaults",
