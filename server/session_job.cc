@@ -49,10 +49,10 @@ void AddCorrelationId(Json& result, const std::string& correlation_id) {
 
 // What an attempt's outcome teaches the breaker (CB-1): the backend failed (transport,
 // 5xx, timeout, lost response), throttled (429), or the caller's fault — neither.
-BreakerOutcome BreakerOutcomeOf(const Session::AttemptRun& run) {
-  if (run.stopped) return BreakerOutcome::kIgnored;  // cancelled: says nothing about the backend
-  if (run.threw) return BreakerOutcome::kFailure;
-  const std::optional<AttemptFailure> failure = ClassifyResult(run.result);
+BreakerOutcome BreakerOutcomeOf(const Json& result, bool threw, bool stopped) {
+  if (stopped) return BreakerOutcome::kIgnored;  // cancelled: says nothing about the backend
+  if (threw) return BreakerOutcome::kFailure;
+  const std::optional<AttemptFailure> failure = ClassifyResult(result);
   if (!failure) return BreakerOutcome::kSuccess;
   if (failure->type == "backend_429" || failure->type == "rate_limited") {
     return BreakerOutcome::kThrottled;
@@ -182,7 +182,8 @@ Json Session::GuardedAttempt(Tool& tool, ToolContext& ctx, CircuitBreaker& break
   if (permit.would_reject) TraceBreaker(trace, "breaker.would_have", info, permit, breaker.Snapshot());
   const auto start = std::chrono::steady_clock::now();
   last = RunAttempt(tool, ctx, trace, info.attempt, info.attempt_id, &permit);
-  breaker.Record(permit, BreakerOutcomeOf(last), std::chrono::steady_clock::now() - start);
+  breaker.Record(permit, BreakerOutcomeOf(last.result, last.threw, last.stopped),
+                 std::chrono::steady_clock::now() - start);
   const BreakerSnapshot after = breaker.Snapshot();
   if (after.state != permit.state || after.generation != permit.generation) {
     TraceBreaker(trace, "breaker.state", info, permit, after);
