@@ -153,11 +153,15 @@ Session::AttemptRun Session::RunAttempt(Tool& tool, ToolContext& ctx,
     }
   }
   if (replayed) end.attributes["idempotency.ledger"] = "replayed";
-  if (error != nullptr && error->contains("operation_id")) {
-    end.attributes["keel.backend.operation.id"] = (*error)["operation_id"];
-  } else if (const auto sc = run.result.find("structuredContent");
-             sc != run.result.end() && sc->is_object() && sc->contains("operation_id")) {
-    end.attributes["keel.backend.operation.id"] = (*sc)["operation_id"];
+  // The backend operation a write's attempt created or found (OBS-1); a read's result may
+  // name an operation, but creates none.
+  if (IsWrite(tool.spec().effect)) {
+    if (error != nullptr && error->contains("operation_id")) {
+      end.attributes["keel.backend.operation.id"] = (*error)["operation_id"];
+    } else if (const auto sc = run.result.find("structuredContent");
+               sc != run.result.end() && sc->is_object() && sc->contains("operation_id")) {
+      end.attributes["keel.backend.operation.id"] = (*sc)["operation_id"];
+    }
   }
   options_.trace->Emit(end);
   return run;

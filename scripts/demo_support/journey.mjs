@@ -16,10 +16,7 @@ writeFileSync(policy, JSON.stringify({
   version: 'journey-1',
   defaults: { breaker: { minimum_calls: 4, open_ms: 1000, half_open_probes: 3 } },
 }));
-const args = ['--db', join(dir, 'keel.db'), '--trace-file', trace, '--policy', policy, '--workers', '4',
-  '--fault', 'get_deployment_job:fail_503=1',               // the first read meets a 503
-  '--fault', 'restart_deployment_job:lose_response',         // the first restart's answer is lost
-  '--fault', 'lookup_deployment_operation:latency=50'];
+const args = ['--db', join(dir, 'keel.db'), '--trace-file', trace, '--policy', policy, '--workers', '4'];
 let failures = 0;
 
 function startKeel(extra) {
@@ -53,7 +50,11 @@ const check = (ok, what) => {
 };
 const say = (result) => console.log(`   keel: ${result.content?.map((c) => c.text).join(' | ')}`);
 
-let keel = startKeel([]);
+let keel = startKeel([
+  '--fault', 'get_deployment_job:fail_503=1',          // the first read meets a 503
+  '--fault', 'restart_deployment_job:lose_response',    // the first restart's answer is lost
+  '--fault', 'lookup_deployment_operation:latency=50',
+]);
 await keel.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'journey', version: '1' } });
 keel.proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
 const call = (name, a) => keel.request('tools/call', { name, arguments: a }).then((m) => m.result);

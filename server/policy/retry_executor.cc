@@ -13,8 +13,8 @@ using Json = nlohmann::json;
 
 constexpr std::string_view kReconcileText =
     "keel did not retry: the effect may have happened (ambiguous failure of an unsafe or "
-    "unkeyed write). Look the idempotency key up with ledger_lookup, or reconcile by hand, "
-    "before trying again.";
+    "unkeyed write). Look the idempotency key up (ledger_lookup, or the backend's own lookup "
+    "tool), or reconcile by hand, before trying again.";
 
 bool SameSettings(const RetryBudgetSettings& a, const RetryBudgetSettings& b) {
   return a.ratio == b.ratio && a.burst == b.burst;

@@ -145,3 +145,22 @@ test('FLT-3 sustained_dependency_failure: the breaker opens, probe concurrency 1
   const attempted = records.filter((r) => r.event === 'tool.attempt.start' && rejectedSpans.has(r.attributes['keel.attempt.id']));
   assert.equal(attempted.length, 0);
 });
+
+test('shadow mode (OPS-1): the breaker computes its decisions and records would_have, but never rejects', async (t) => {
+  const policy = join(process.cwd(), 'conformance', 'fixtures', 'drill_breaker_policy.json');
+  const { out, records } = await drill(t, [
+    '--shadow', '--policy', policy, '--fault', 'get_deployment_job:sustained_503=90000',
+  ], async (call) => {
+    const answers = [];
+    for (let i = 0; i < 6; i++) answers.push(await call('get_deployment_job', { job_id: 'web-api' }));
+    return answers;
+  });
+  for (const a of out) {
+    assert.equal(a.result.structuredContent.error.type, 'backend_503', 'every call reached the backend');
+  }
+  assert.equal(records.filter((r) => r.event === 'breaker.rejected').length, 0);
+  assert.ok(records.some((r) => r.event === 'breaker.would_have'), 'would-have rejections are recorded');
+  assert.equal(records.filter((r) => r.event === 'retry.scheduled').length, 0, 'shadow: no retries either');
+  assert.ok(records.filter((r) => r.event === 'retry.would_have').length >= 1);
+  assert.equal(records.filter((r) => r.event === 'tool.attempt.start').length, 6, 'one attempt per call');
+});
