@@ -155,11 +155,13 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
                  "approval and taskSupport. Each entry names one of keel's implementations. "
                  "Validated completely at start-up (exit 78 listing every problem). Default: "
                  "the built-in demo catalog (echo, charge_account, reserve_inventory, "
-                 "ledger_lookup)")
+                 "ledger_lookup, get_deployment_job, restart_deployment_job, "
+                 "lookup_deployment_operation)")
       ->envname("KEEL_CATALOG");
   app.add_flag("--shadow", o.shadow,
-               "Shadow mode for every tool (OPS-1): compute retry decisions and record them as "
-               "'retry.would_have' trace events, but apply none (each call makes one attempt). "
+               "Shadow mode for every tool (OPS-1): compute retry and circuit-breaker decisions and "
+               "record them as 'retry.would_have' and 'breaker.would_have' trace events, but "
+               "apply none (each call makes one attempt and is never rejected). "
                "The policy's per-tool `shadow` does the same for one tool")
       ->envname("KEEL_SHADOW");
   app.add_option("--fault", o.faults,
@@ -187,8 +189,9 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
   summary->add_option("file", o.trace_summary_file, "The trace file")->required()->check(CLI::ExistingFile);
   trace_cmd->require_subcommand(1);
   app.add_option("--trace-file", o.trace_file,
-                 "Append one JSON line per call start/end, attempt start/end, timeout and "
-                 "cancel to this file (OpenTelemetry LogRecord shape; W3C traceparent from "
+                 "Append one JSON line per event (call start/end, attempt start/end, retry "
+                 "scheduled/suppressed, breaker rejects and state changes, timeouts, replays, "
+                 "cancels) to this file (OpenTelemetry LogRecord shape; W3C traceparent from "
                  "_meta is honoured). Arguments and results are left out")
       ->envname("KEEL_TRACE_FILE");
   app.add_flag("--trace-arguments", o.trace_arguments,

@@ -165,7 +165,7 @@ TEST_CASE("latency within the attempt deadline delays the answer, past it the at
   CHECK(ClassifyResult(slow)->failure == FailureClass::kAmbiguous);
 }
 
-TEST_CASE("--fault values are parsed strictly and name what is wrong", "[deployment]") {
+TEST_CASE("fault flag values are parsed strictly and name what is wrong", "[deployment]") {
   const std::set<std::string> tools = DeploymentToolNames();
   std::string error;
   auto ok = ParseFaults({"get_deployment_job:fail_503=2", "get_deployment_job:latency=50",
