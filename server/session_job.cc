@@ -1,6 +1,7 @@
 // The Session's worker side: the job that runs one call or task's work on a worker — its
-// attempts under the retry executor (RET-1, RET-2, BUD-2, OPS-1), the kill switch (OPS-2)
-// checked before every attempt, and the attempt and retry trace records (OBS-1).
+// attempts under the retry executor (RET-1, RET-2, BUD-2, OPS-1), each behind the tool's
+// circuit breaker (CB-1, CB-2), the kill switch (OPS-2) checked before every attempt, and the
+// attempt, retry and breaker trace records (OBS-1).
 #include <random>
 
 #include <spdlog/spdlog.h>
@@ -186,11 +187,16 @@ Json Session::GuardedAttempt(Tool& tool, ToolContext& ctx, CircuitBreaker& break
   if (permit.would_reject) TraceBreaker(trace, "breaker.would_have", info, permit, breaker.Snapshot());
   const auto start = std::chrono::steady_clock::now();
   last = RunAttempt(tool, ctx, trace, info.attempt, info.attempt_id, &permit);
+  // A transition this result causes is traced once, by this call: the generation moves
+  // inside Record. (Open -> half-open happens in Acquire and shows as probe attempts.)
+  const uint64_t generation_before = trace ? breaker.Snapshot().generation : 0;
   breaker.Record(permit, BreakerOutcomeOf(last.result, last.threw, last.stopped),
                  std::chrono::steady_clock::now() - start);
-  const BreakerSnapshot after = breaker.Snapshot();
-  if (after.state != permit.state || after.generation != permit.generation) {
-    TraceBreaker(trace, "breaker.state", info, permit, after);
+  if (trace) {
+    const BreakerSnapshot after = breaker.Snapshot();
+    if (after.generation != generation_before) {
+      TraceBreaker(trace, "breaker.state", info, permit, after);
+    }
   }
   if (!IsWrite(spec.effect) && !last.stopped && !ClassifyResult(last.result)) {
     last_good_.Put(spec.name, ctx.arguments(), last.result, WallClockMs());
@@ -212,9 +218,11 @@ void Session::TraceBreaker(const std::optional<CallTrace>& trace, const char* ev
   if (permit.probe) a["keel.circuit.probe"] = true;
   if (permit.retry_after_ms) a["keel.retry_after_ms"] = *permit.retry_after_ms;
   if (std::string_view(event) == "breaker.state") {
-    record.severity = now.state == BreakerState::kClosed ? "INFO" : "WARN";
-    a["keel.circuit.state"] = std::string(BreakerStateName(now.state));
-    a["keel.circuit.previous_state"] = std::string(BreakerStateName(permit.state));
+    // The machine's state (closed, open, half_open), also under metrics_only.
+    record.severity = now.circuit == BreakerState::kClosed ? "INFO" : "WARN";
+    a["keel.circuit.state"] = std::string(BreakerStateName(now.circuit));
+    a["keel.circuit.previous_state"] = std::string(BreakerStateName(permit.circuit));
+    a["keel.circuit.mode"] = std::string(BreakerModeName(now.mode));
     a["keel.circuit.generation"] = now.generation;
     a["keel.circuit.trip"] = std::string(BreakerTripName(now.last_trip));
     a["keel.circuit.failure_rate_percent"] = now.failure_rate_percent;
