@@ -66,6 +66,10 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
       policy_(std::make_shared<const Policy>(
           BuiltinPolicyWithTimeouts(ToMillis(options_.call_limits.idle),
                                     ToMillis(options_.call_limits.max)))) {
+  shared_ = std::make_shared<WorkerShared>();
+  shared_->trace = options_.trace;
+  shared_->writes_blocked = options_.writes_blocked;
+  shared_->random = options_.random;
   coordinator_.set_on_idle([this] {
     if (shutting_down_) FinishShutdown();
   });

@@ -138,26 +138,40 @@ class Session {
   void TraceCallStart(uint64_t generation, const Tool& tool, const Json& request_id,
                       const Json& meta, const Json& arguments, const std::string& task_id);
   void TraceCallEnd(uint64_t generation, CallState state, const std::string& reason);
+  // What the worker side of a call uses (session_job.cc). Jobs hold it by shared_ptr, so a
+  // tool that returns after the Session is gone (a test harness tearing down while a worker
+  // still runs) finds it alive; nothing here refers back to the Session.
+  struct WorkerShared {
+    TraceLog* trace = nullptr;            // --trace-file (it outlives every session)
+    std::function<bool()> writes_blocked;  // the kill switch (OPS-2)
+    std::function<uint64_t()> random;      // backoff jitter
+    SteadyClock clock;                     // workers read it: the loop's may be a test fake
+    BreakerRegistry breakers{clock};       // per (tool, backend) (CB-1); thread-safe
+    LastGoodResults last_good;             // reads' fallback while open (CB-2); thread-safe
+    RetryBudgetPool retry_budgets;         // per backend (BUD-2); thread-safe
+  };
   // One attempt of a call on its worker: the kill switch, the tool, its trace records.
   struct AttemptRun {
     Json result;
     bool threw = false;
     bool stopped = false;  // it reached a checkpoint after a cancel
   };
-  AttemptRun RunAttempt(Tool& tool, ToolContext& ctx, const std::optional<CallTrace>& trace,
-                        int attempt, const std::string& attempt_id,
-                        const BreakerPermit* permit = nullptr);
+  static AttemptRun RunAttempt(WorkerShared& w, Tool& tool, ToolContext& ctx,
+                               const std::optional<CallTrace>& trace, int attempt,
+                               const std::string& attempt_id,
+                               const BreakerPermit* permit = nullptr);
   // One attempt behind the tool's circuit breaker (CB-1, CB-2): rejected fast with a
   // degraded answer while open, else run and recorded; reads remember their last good result.
-  Json GuardedAttempt(Tool& tool, ToolContext& ctx, CircuitBreaker& breaker,
-                      const std::optional<CallTrace>& trace, const AttemptInfo& info,
-                      AttemptRun& last);
-  void TraceBreaker(const std::optional<CallTrace>& trace, const char* event,
-                    const AttemptInfo& info, const BreakerPermit& permit,
-                    const BreakerSnapshot& now);
-  void TraceRetryEvent(const std::optional<CallTrace>& trace, const RetryEvent& event);
+  static Json GuardedAttempt(WorkerShared& w, Tool& tool, ToolContext& ctx,
+                             CircuitBreaker& breaker, const std::optional<CallTrace>& trace,
+                             const AttemptInfo& info, AttemptRun& last);
+  static void TraceBreaker(WorkerShared& w, const std::optional<CallTrace>& trace,
+                           const char* event, const AttemptInfo& info,
+                           const BreakerPermit& permit, const BreakerSnapshot& now);
+  static void TraceRetryEvent(WorkerShared& w, const std::optional<CallTrace>& trace,
+                              const RetryEvent& event);
   // The kill switch stops this write-class tool now (worker thread).
-  bool WriteBlocked(const Tool& tool) const;
+  static bool WriteBlocked(const WorkerShared& w, const Tool& tool);
   // At --max-inflight: collects finished results first, then tells whether still full.
   bool AtCapacity();
 
@@ -182,10 +196,7 @@ class Session {
   ClientLog client_log_;
   std::unique_ptr<TaskManager> tasks_;
   std::unordered_map<uint64_t, CallTrace> traces_;  // live calls, when tracing
-  RetryBudgetPool retry_budgets_;  // per backend (BUD-2); used by workers, thread-safe
-  SteadyClock breaker_clock_;      // workers read it: the loop's clock may be a test fake
-  BreakerRegistry breakers_{breaker_clock_};  // per (tool, backend) (CB-1); thread-safe
-  LastGoodResults last_good_;      // reads' fallback while their breaker is open (CB-2)
+  std::shared_ptr<WorkerShared> shared_;  // see WorkerShared
   std::string protocol_version_;
   PolicyHandle policy_;
   bool tasks_negotiated_ = false;  // initialize chose 2025-11-25 and tasks are available

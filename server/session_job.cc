@@ -79,11 +79,11 @@ std::string IncidentId(const std::string& backend, uint64_t generation) {
 
 }  // namespace
 
-bool Session::WriteBlocked(const Tool& tool) const {
-  return IsWrite(tool.spec().effect) && options_.writes_blocked && options_.writes_blocked();
+bool Session::WriteBlocked(const WorkerShared& w, const Tool& tool) {
+  return IsWrite(tool.spec().effect) && w.writes_blocked && w.writes_blocked();
 }
 
-Session::AttemptRun Session::RunAttempt(Tool& tool, ToolContext& ctx,
+Session::AttemptRun Session::RunAttempt(WorkerShared& w, Tool& tool, ToolContext& ctx,
                                         const std::optional<CallTrace>& trace, int attempt,
                                         const std::string& attempt_id,
                                         const BreakerPermit* permit) {
@@ -100,10 +100,10 @@ Session::AttemptRun Session::RunAttempt(Tool& tool, ToolContext& ctx,
       event.attributes["keel.circuit.generation"] = permit->generation;
       if (permit->probe) event.attributes["keel.circuit.probe"] = true;
     }
-    options_.trace->Emit(event);
+    w.trace->Emit(event);
   }
   try {
-    run.result = WriteBlocked(tool) ? KillSwitchResult(tool) : tool.Call(ctx);
+    run.result = WriteBlocked(w, tool) ? KillSwitchResult(tool) : tool.Call(ctx);
   } catch (const CallCancelled&) {
     run.result = TextResult("cancelled");  // the call settled already; this is dropped
     run.stopped = true;
@@ -132,16 +132,16 @@ Session::AttemptRun Session::RunAttempt(Tool& tool, ToolContext& ctx,
     fired.attributes["timeout.kind"] = "attempt";
     fired.attributes["keel.timeout.layer"] = "attempt";
     fired.attributes["duration_ms"] = elapsed_ms;
-    options_.trace->Emit(fired);
+    w.trace->Emit(fired);
   }
   if (is_error && error_type == "idempotency_key_mismatch") {
-    options_.trace->Emit(record("idempotency.mismatch", "WARN"));
+    w.trace->Emit(record("idempotency.mismatch", "WARN"));
   }
   bool replayed = false;
   if (const auto m = run.result.find("_meta"); m != run.result.end() && m->is_object()) {
     replayed = m->value("dev.keel/replayed", false);
   }
-  if (replayed) options_.trace->Emit(record("idempotency.replay", "INFO"));
+  if (replayed) w.trace->Emit(record("idempotency.replay", "INFO"));
 
   TraceEvent end = record("tool.attempt.end", "INFO");
   end.attributes["duration_ms"] = elapsed_ms;
@@ -164,13 +164,13 @@ Session::AttemptRun Session::RunAttempt(Tool& tool, ToolContext& ctx,
       end.attributes["keel.backend.operation.id"] = (*sc)["operation_id"];
     }
   }
-  options_.trace->Emit(end);
+  w.trace->Emit(end);
   return run;
 }
 
-Json Session::GuardedAttempt(Tool& tool, ToolContext& ctx, CircuitBreaker& breaker,
-                             const std::optional<CallTrace>& trace, const AttemptInfo& info,
-                             AttemptRun& last) {
+Json Session::GuardedAttempt(WorkerShared& w, Tool& tool, ToolContext& ctx,
+                             CircuitBreaker& breaker, const std::optional<CallTrace>& trace,
+                             const AttemptInfo& info, AttemptRun& last) {
   const ToolSpec& spec = tool.spec();
   const BreakerPermit permit = breaker.Acquire();
   if (!permit.admitted) {
@@ -179,14 +179,16 @@ Json Session::GuardedAttempt(Tool& tool, ToolContext& ctx, CircuitBreaker& break
                                      spec.backend_or_name(), permit.retry_after_ms.value_or(0),
                                      IncidentId(spec.backend_or_name(), permit.generation)};
     std::optional<CachedResult> cached;
-    if (!IsWrite(spec.effect)) cached = last_good_.Get(spec.name, ctx.arguments());
+    if (!IsWrite(spec.effect)) cached = w.last_good.Get(spec.name, ctx.arguments());
     last = AttemptRun{DegradedAnswer(spec, rejection, cached, WallClockMs()), false, false};
-    TraceBreaker(trace, "breaker.rejected", info, permit, breaker.Snapshot());
+    TraceBreaker(w, trace, "breaker.rejected", info, permit, breaker.Snapshot());
     return last.result;
   }
-  if (permit.would_reject) TraceBreaker(trace, "breaker.would_have", info, permit, breaker.Snapshot());
+  if (permit.would_reject) {
+    TraceBreaker(w, trace, "breaker.would_have", info, permit, breaker.Snapshot());
+  }
   const auto start = std::chrono::steady_clock::now();
-  last = RunAttempt(tool, ctx, trace, info.attempt, info.attempt_id, &permit);
+  last = RunAttempt(w, tool, ctx, trace, info.attempt, info.attempt_id, &permit);
   // A transition this result causes is traced once, by this call: the generation moves
   // inside Record. (Open -> half-open happens in Acquire and shows as probe attempts.)
   const uint64_t generation_before = trace ? breaker.Snapshot().generation : 0;
@@ -195,18 +197,18 @@ Json Session::GuardedAttempt(Tool& tool, ToolContext& ctx, CircuitBreaker& break
   if (trace) {
     const BreakerSnapshot after = breaker.Snapshot();
     if (after.generation != generation_before) {
-      TraceBreaker(trace, "breaker.state", info, permit, after);
+      TraceBreaker(w, trace, "breaker.state", info, permit, after);
     }
   }
   if (!IsWrite(spec.effect) && !last.stopped && !ClassifyResult(last.result)) {
-    last_good_.Put(spec.name, ctx.arguments(), last.result, WallClockMs());
+    w.last_good.Put(spec.name, ctx.arguments(), last.result, WallClockMs());
   }
   return last.result;
 }
 
-void Session::TraceBreaker(const std::optional<CallTrace>& trace, const char* event,
-                           const AttemptInfo& info, const BreakerPermit& permit,
-                           const BreakerSnapshot& now) {
+void Session::TraceBreaker(WorkerShared& w, const std::optional<CallTrace>& trace,
+                           const char* event, const AttemptInfo& info,
+                           const BreakerPermit& permit, const BreakerSnapshot& now) {
   if (!trace) return;
   TraceEvent record{event, "WARN", trace->trace_id, NewSpanId(), trace->call_span,
                     trace->attributes};
@@ -230,10 +232,11 @@ void Session::TraceBreaker(const std::optional<CallTrace>& trace, const char* ev
   }
   a["keel.incident"] = IncidentId(trace->attributes.value("keel.backend", ""),
                                   a["keel.circuit.generation"].get<uint64_t>());
-  options_.trace->Emit(record);
+  w.trace->Emit(record);
 }
 
-void Session::TraceRetryEvent(const std::optional<CallTrace>& trace, const RetryEvent& event) {
+void Session::TraceRetryEvent(WorkerShared& w, const std::optional<CallTrace>& trace,
+                              const RetryEvent& event) {
   if (!trace) return;
   TraceEvent record{std::string(RetryEventName(event.kind)), "INFO", trace->trace_id,
                     NewSpanId(), trace->call_span, trace->attributes};
@@ -251,7 +254,7 @@ void Session::TraceRetryEvent(const std::optional<CallTrace>& trace, const Retry
     a["keel.would_have.retry"] = event.decision.retry;
   }
   if (event.kind != RetryEvent::Kind::kRetryScheduled) record.severity = "WARN";
-  options_.trace->Emit(record);
+  w.trace->Emit(record);
 }
 
 WorkerPool::Job Session::MakeJob(uint64_t generation, std::shared_ptr<CallControl> control,
@@ -275,23 +278,24 @@ WorkerPool::Job Session::MakeJob(uint64_t generation, std::shared_ptr<CallContro
   call.shadow = policy.shadow;
   call.policy = std::move(policy);
   call.call_deadline = deadline;
-  return [this, generation, control = std::move(control), tool, call = std::move(call),
+  return [this, w = shared_, loop = &loop_, generation, control = std::move(control), tool,
+          call = std::move(call),
           arguments = std::move(arguments), meta = std::move(meta),
           task_id = std::move(task_id), trace = std::move(trace)]() mutable {
     // Cancelled, timed out or shut down while queued: it never runs, and the coordinator
     // freed its slot already.
     if (!control->TryStart()) {
       if (!task_id.empty()) {
-        loop_.Post([this, task_id] {
+        loop->Post([this, task_id] {
           tasks_->OnWorkEnded(task_id, TaskManager::WorkEnd::kNeverStarted, Json());
         });
       }
       return;
     }
     ToolContext ctx(std::move(arguments), control->token(),
-                    [this, generation](double progress, std::optional<double> total,
-                                       std::string text) {
-                      loop_.Post([this, generation, progress, total, text = std::move(text)]() mutable {
+                    [this, loop, generation](double progress, std::optional<double> total,
+                                             std::string text) {
+                      loop->Post([this, generation, progress, total, text = std::move(text)]() mutable {
                         coordinator_.Progress(generation, progress, total, std::move(text));
                       });
                     });
@@ -300,23 +304,23 @@ WorkerPool::Job Session::MakeJob(uint64_t generation, std::shared_ptr<CallContro
     const CancellationToken token = control->token();
     RetryExecutor::Deps deps;
     deps.now = [] { return std::chrono::steady_clock::now(); };
-    deps.random = options_.random ? options_.random : ThreadRandom;
+    deps.random = w->random ? w->random : ThreadRandom;
     deps.wait = [token](TimePoint until) { return token.WaitUntil(until); };
     deps.cancelled = [token] { return token.IsCancelled(); };
-    deps.budgets = &retry_budgets_;
+    deps.budgets = &w->retry_budgets;
     const std::shared_ptr<CircuitBreaker> breaker =
-        breakers_.For(tool->spec().name, call.backend, BreakerSettingsFor(call.policy));
+        w->breakers.For(tool->spec().name, call.backend, BreakerSettingsFor(call.policy));
     AttemptRun last;
     RetryOutcome outcome = RetryExecutor::Run(
         call, deps,
         [&](const AttemptInfo& info) {
           ctx.set_deadline(info.deadline);
-          return GuardedAttempt(*tool, ctx, *breaker, trace, info, last);
+          return GuardedAttempt(*w, *tool, ctx, *breaker, trace, info, last);
         },
         [&](const RetryEvent& event) {
-          TraceRetryEvent(trace, event);
+          TraceRetryEvent(*w, trace, event);
           if (event.kind != RetryEvent::Kind::kRetryScheduled) return;
-          loop_.Post([this, generation, delay = Millis(event.decision.delay_ms)] {
+          loop->Post([this, generation, delay = Millis(event.decision.delay_ms)] {
             coordinator_.RestartIdleClockAt(generation, loop_.clock().Now() + delay);
           });
         });
@@ -324,7 +328,7 @@ WorkerPool::Job Session::MakeJob(uint64_t generation, std::shared_ptr<CallContro
     const bool stopped = last.stopped || outcome.cancelled;
     Json result = std::move(outcome.result);
     AddCorrelationId(result, call.intent_id);
-    loop_.Post([this, generation, threw, stopped, result = std::move(result),
+    loop->Post([this, generation, threw, stopped, result = std::move(result),
                 task_id = std::move(task_id)]() mutable {
       if (task_id.empty()) return coordinator_.Complete(generation, std::move(result), threw);
       Json returned = result;
