@@ -13,7 +13,9 @@
 //     Bytes beyond max_output_bytes (per stream) are read and discarded, and the stream is
 //     marked truncated. Each complete progress line (without its '\n') is passed to
 //     on_progress_line on the calling thread; a progress line is capped at
-//     max_output_bytes too (the rest of it is dropped).
+//     max_output_bytes too (the rest of it is dropped); an unterminated last line is not
+//     delivered. on_progress_line must not throw: an exception would leave the child
+//     running and unreaped.
 //  4. On cancellation (kCancelled) or when `deadline` passes (kTimedOut): SIGTERM to the
 //     whole group, then SIGKILL to the group once kill_grace has passed, unless everything
 //     (the direct child and every holder of the pipes) is gone by then.
