@@ -30,30 +30,21 @@ uint64_t ThreadRandom() {
   return engine();
 }
 
-const Json* StructuredError(const Json& result) {
-  const auto sc = result.find("structuredContent");
-  if (sc == result.end() || !sc->is_object()) return nullptr;
-  const auto error = sc->find("error");
-  return error != sc->end() && error->is_object() ? &*error : nullptr;
-}
-
 // A failed call's answer names the call (keel's correlation id, as timeout answers do), so a
 // person can find it in the trace and the logs.
 void AddCorrelationId(Json& result, const std::string& correlation_id) {
   if (!result.value("isError", false)) return;
-  const auto sc = result.find("structuredContent");
-  if (sc == result.end() || !sc->is_object()) return;
-  const auto error = sc->find("error");
-  if (error == sc->end() || !error->is_object() || error->contains("correlation_id")) return;
-  (*error)["correlation_id"] = correlation_id;
+  const Json* error = StructuredErrorOf(result);
+  if (error == nullptr || error->contains("correlation_id")) return;
+  result["structuredContent"]["error"]["correlation_id"] = correlation_id;
 }
 
 // What an attempt's outcome teaches the breaker (CB-1): the backend failed (transport,
 // 5xx, timeout, lost response), throttled (429), or the caller's fault — neither.
-BreakerOutcome BreakerOutcomeOf(const Json& result, bool threw, bool stopped) {
+BreakerOutcome BreakerOutcomeOf(const std::optional<AttemptFailure>& failure, bool threw,
+                                bool stopped) {
   if (stopped) return BreakerOutcome::kIgnored;  // cancelled: says nothing about the backend
   if (threw) return BreakerOutcome::kFailure;
-  const std::optional<AttemptFailure> failure = ClassifyResult(result);
   if (!failure) return BreakerOutcome::kSuccess;
   if (failure->type == "backend_429" || failure->type == "rate_limited") {
     return BreakerOutcome::kThrottled;
@@ -69,7 +60,9 @@ BreakerOutcome BreakerOutcomeOf(const Json& result, bool threw, bool stopped) {
 // shadow mode (OPS-1: decisions recorded, none applied).
 BreakerSettings BreakerSettingsFor(const ToolPolicy& policy) {
   BreakerSettings settings = policy.breaker;
-  if (policy.shadow && settings.mode == BreakerMode::kNormal) settings.mode = BreakerMode::kMetricsOnly;
+  if (policy.shadow && settings.mode == BreakerMode::kNormal) {
+    settings.mode = BreakerMode::kMetricsOnly;
+  }
   return settings;
 }
 
@@ -123,7 +116,7 @@ Session::AttemptRun Session::RunAttempt(WorkerShared& w, Tool& tool, ToolContext
     event.attributes["keel.attempt.id"] = attempt_id;
     return event;
   };
-  const Json* error = StructuredError(run.result);
+  const Json* error = StructuredErrorOf(run.result);
   const std::string error_type =
       error != nullptr ? error->value("type", "tool_error") : std::string("tool_error");
   const bool is_error = run.threw || run.result.value("isError", false);
@@ -192,7 +185,8 @@ Json Session::GuardedAttempt(WorkerShared& w, Tool& tool, ToolContext& ctx,
   // A transition this result causes is traced once, by this call: the generation moves
   // inside Record. (Open -> half-open happens in Acquire and shows as probe attempts.)
   const uint64_t generation_before = trace ? breaker.Snapshot().generation : 0;
-  breaker.Record(permit, BreakerOutcomeOf(last.result, last.threw, last.stopped),
+  const std::optional<AttemptFailure> failure = ClassifyResult(last.result);
+  breaker.Record(permit, BreakerOutcomeOf(failure, last.threw, last.stopped),
                  std::chrono::steady_clock::now() - start);
   if (trace) {
     const BreakerSnapshot after = breaker.Snapshot();
@@ -200,7 +194,7 @@ Json Session::GuardedAttempt(WorkerShared& w, Tool& tool, ToolContext& ctx,
       TraceBreaker(w, trace, "breaker.state", info, permit, after);
     }
   }
-  if (!IsWrite(spec.effect) && !last.stopped && !ClassifyResult(last.result)) {
+  if (!IsWrite(spec.effect) && !last.stopped && !failure) {
     w.last_good.Put(spec.name, ctx.arguments(), last.result, WallClockMs());
   }
   return last.result;

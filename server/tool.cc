@@ -37,6 +37,20 @@ Json TextResult(std::string_view text) {
   return result;
 }
 
+Json StructuredResult(std::string_view text, Json structured) {
+  Json result = TextResult(text);
+  result["structuredContent"] = std::move(structured);
+  return result;
+}
+
+const Json* StructuredErrorOf(const Json& result) {
+  if (!result.is_object()) return nullptr;
+  const auto sc = result.find("structuredContent");
+  if (sc == result.end() || !sc->is_object()) return nullptr;
+  const auto error = sc->find("error");
+  return error != sc->end() && error->is_object() ? &*error : nullptr;
+}
+
 Json ErrorResult(std::string_view text, const Json& error) {
   Json result = TextResult(text);
   result["isError"] = true;

@@ -143,6 +143,11 @@ Json IntentArguments(const Json& arguments, const std::vector<std::string>& comp
 
 // A CallToolResult with one text block.
 Json TextResult(std::string_view text);
+// A CallToolResult with one text block and `structured` as its structuredContent.
+Json StructuredResult(std::string_view text, Json structured);
+// A result's structuredContent.error when it is an object (the convention of ErrorResult and
+// failure_classify.h), else null.
+const Json* StructuredErrorOf(const Json& result);
 // A CallToolResult with isError: true, one text block and, when given,
 // structuredContent {"error": error}.
 Json ErrorResult(std::string_view text, const Json& error = Json());

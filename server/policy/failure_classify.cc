@@ -3,6 +3,8 @@
 #include <limits>
 #include <string_view>
 
+#include "server/tool.h"
+
 namespace keel {
 namespace {
 
@@ -56,10 +58,8 @@ std::optional<AttemptFailure> ClassifyResult(const Json& result) {
 
   AttemptFailure failure;
   failure.type = "tool_error";
-  const auto structured = result.find("structuredContent");
-  if (structured == result.end() || !structured->is_object()) return failure;
-  const auto error = structured->find("error");
-  if (error == structured->end() || !error->is_object()) return failure;
+  const Json* error = StructuredErrorOf(result);
+  if (error == nullptr) return failure;
 
   if (const auto type = error->find("type"); type != error->end() && type->is_string()) {
     failure.type = type->get<std::string>();

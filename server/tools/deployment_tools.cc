@@ -12,12 +12,6 @@ namespace {
 constexpr const char* kBackend = "deployment-api";
 constexpr int64_t kRestartingMs = 2000;
 
-Json Structured(const std::string& text, Json structured) {
-  Json result = TextResult(text);
-  result["structuredContent"] = std::move(structured);
-  return result;
-}
-
 // A simulated backend tool: one request per call, with the faults the plan injects.
 class BackendTool : public Tool {
  public:
@@ -115,7 +109,7 @@ class GetDeploymentJob final : public BackendTool {
     const std::string text = "Job " + job_id + " (" + read.Text(0) + ") is " +
                              job["state"].get<std::string>() + ", version " + read.Text(1) +
                              ", " + std::to_string(read.Int64(2)) + " restart(s).";
-    return Structured(text, std::move(job));
+    return StructuredResult(text, std::move(job));
   }
 };
 
@@ -156,9 +150,10 @@ class RestartDeploymentJob final : public BackendTool {
       if (existing.Step()) {
         Json op = Operation(existing.Text(0), job_id, environment, key, existing.Int64(1));
         op["replayed"] = true;
-        return Structured("Restart of " + job_id + " already accepted as operation " +
-                              existing.Text(0) + " (same idempotency key); nothing new was done.",
-                          std::move(op));
+        return StructuredResult("Restart of " + job_id + " already accepted as operation " +
+                                    existing.Text(0) +
+                                    " (same idempotency key); nothing new was done.",
+                                std::move(op));
       }
     }
     Statement job = db.Prepare("SELECT environment FROM deploy_jobs WHERE job_id = ?1");
@@ -175,7 +170,8 @@ class RestartDeploymentJob final : public BackendTool {
     const std::string operation_id = "op_" + RandomHex(8);
     const int64_t now = WallClockMs();
     db.Prepare("INSERT INTO deploy_operations(operation_id, idempotency_key, job_id, environment, "
-               "intent_id, approval_id, kind, created_ms) VALUES(?1, ?2, ?3, ?4, ?5, ?6, 'restart', ?7)")
+               "intent_id, approval_id, kind, created_ms) "
+               "VALUES(?1, ?2, ?3, ?4, ?5, ?6, 'restart', ?7)")
         .Bind(1, operation_id).Bind(2, key).Bind(3, job_id).Bind(4, environment)
         .Bind(5, args.at("intent_id").get<std::string>())
         .Bind(6, args.at("approval_id").get<std::string>())
@@ -186,9 +182,9 @@ class RestartDeploymentJob final : public BackendTool {
         .Bind(1, job_id).Bind(2, operation_id).Bind(3, now)
         .Run();
     txn.Commit();
-    return Structured("Restart of " + job_id + " (" + environment + ") accepted as operation " +
-                          operation_id + ".",
-                      Operation(operation_id, job_id, environment, key, now));
+    return StructuredResult("Restart of " + job_id + " (" + environment +
+                                ") accepted as operation " + operation_id + ".",
+                            Operation(operation_id, job_id, environment, key, now));
   }
 
   Json LostResponse(const Json& served) override {
@@ -202,7 +198,8 @@ class RestartDeploymentJob final : public BackendTool {
 
  private:
   static std::string KeyOf(const Json& args) {
-    return RestartKey(args.at("job_id").get<std::string>(), args.at("environment").get<std::string>(),
+    return RestartKey(args.at("job_id").get<std::string>(),
+                      args.at("environment").get<std::string>(),
                       args.at("intent_id").get<std::string>(),
                       args.at("approval_id").get<std::string>());
   }
@@ -238,18 +235,18 @@ class LookupDeploymentOperation final : public BackendTool {
         "WHERE idempotency_key = ?1");
     read.Bind(1, key);
     if (!read.Step()) {
-      return Structured("No operation under idempotency key '" + key +
-                            "': the deployment API never accepted that request.",
-                        Json{{"found", false}, {"idempotency_key", key}});
+      return StructuredResult("No operation under idempotency key '" + key +
+                                  "': the deployment API never accepted that request.",
+                              Json{{"found", false}, {"idempotency_key", key}});
     }
-    return Structured("Operation " + read.Text(0) + " (restart of " + read.Text(1) + ", " +
-                          read.Text(2) + ") was accepted under key '" + key + "'.",
-                      Json{{"found", true},
-                           {"operation_id", read.Text(0)},
-                           {"job_id", read.Text(1)},
-                           {"environment", read.Text(2)},
-                           {"idempotency_key", key},
-                           {"accepted_at", IsoTime(read.Int64(3))}});
+    return StructuredResult("Operation " + read.Text(0) + " (restart of " + read.Text(1) + ", " +
+                                read.Text(2) + ") was accepted under key '" + key + "'.",
+                            Json{{"found", true},
+                                 {"operation_id", read.Text(0)},
+                                 {"job_id", read.Text(1)},
+                                 {"environment", read.Text(2)},
+                                 {"idempotency_key", key},
+                                 {"accepted_at", IsoTime(read.Int64(3))}});
   }
 };
 

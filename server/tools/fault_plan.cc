@@ -48,7 +48,9 @@ FaultAction FaultPlan::Next(const std::string& tool) {
 std::string FaultPlan::Describe() const {
   std::string text;
   for (const auto& [tool, f] : specs_) {
-    auto add = [&](const std::string& item) { text += (text.empty() ? "" : ", ") + tool + ":" + item; };
+    auto add = [&](const std::string& item) {
+      text += (text.empty() ? "" : ", ") + tool + ":" + item;
+    };
     if (f.latency_ms > 0) add("latency=" + std::to_string(f.latency_ms));
     if (f.fail_503 > 0) add("fail_503=" + std::to_string(f.fail_503));
     if (f.sustained_503_ms) add("sustained_503=" + std::to_string(*f.sustained_503_ms));

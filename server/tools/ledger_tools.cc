@@ -26,12 +26,6 @@ std::string FreshId(const char* prefix) {
   return text;
 }
 
-Json Structured(std::string text, Json structured) {
-  Json result = TextResult(text);
-  result["structuredContent"] = std::move(structured);
-  return result;
-}
-
 // A tool whose effect lives in keel's own database, run exactly once per idempotency key.
 class MutationTool : public Tool {
  public:
@@ -167,14 +161,14 @@ class ChargeAccount final : public MutationTool {
     insert.Run();
     EffectOutcome done;
     done.operation_id = charge_id;
-    done.result = Structured(
-        "Charged " + std::to_string(cents) + " cents to " + account + " (charge " + charge_id +
-            "); balance " + std::to_string(balance - cents) + " cents.",
-        Json{{"charge_id", charge_id},
-             {"account", account},
-             {"cents", cents},
-             {"balance_cents", balance - cents},
-             {"executed_at", IsoTime(now)}});
+    done.result = StructuredResult("Charged " + std::to_string(cents) + " cents to " + account +
+                                       " (charge " + charge_id + "); balance " +
+                                       std::to_string(balance - cents) + " cents.",
+                                   Json{{"charge_id", charge_id},
+                                        {"account", account},
+                                        {"cents", cents},
+                                        {"balance_cents", balance - cents},
+                                        {"executed_at", IsoTime(now)}});
     return done;
   }
 };
@@ -240,16 +234,15 @@ class ReserveInventory final : public MutationTool {
     insert.Run();
     EffectOutcome done;
     done.operation_id = reservation_id;
-    done.result = Structured(
-        "Reserved " + std::to_string(quantity) + " of " + sku + " for " + tenant +
-            " (reservation " + reservation_id + "); " + std::to_string(stock - quantity) +
-            " left.",
-        Json{{"reservation_id", reservation_id},
-             {"tenant", tenant},
-             {"sku", sku},
-             {"quantity", quantity},
-             {"remaining", stock - quantity},
-             {"executed_at", IsoTime(now)}});
+    done.result = StructuredResult("Reserved " + std::to_string(quantity) + " of " + sku + " for " +
+                                       tenant + " (reservation " + reservation_id + "); " +
+                                       std::to_string(stock - quantity) + " left.",
+                                   Json{{"reservation_id", reservation_id},
+                                        {"tenant", tenant},
+                                        {"sku", sku},
+                                        {"quantity", quantity},
+                                        {"remaining", stock - quantity},
+                                        {"executed_at", IsoTime(now)}});
     return done;
   }
 };
@@ -285,9 +278,9 @@ class LedgerLookup final : public Tool {
                          Json{{"type", "ledger_error"}, {"retry_after_ms", 100}});
     }
     if (!record) {
-      return Structured("No ledger entry for tool '" + tool + "' and key '" + key +
-                            "': no call with that key ran (or its entry expired).",
-                        Json{{"found", false}, {"tool", tool}, {"key", key}});
+      return StructuredResult("No ledger entry for tool '" + tool + "' and key '" + key +
+                                  "': no call with that key ran (or its entry expired).",
+                              Json{{"found", false}, {"tool", tool}, {"key", key}});
     }
     Json structured = {{"found", true},
                        {"tool", record->tool},
@@ -301,11 +294,11 @@ class LedgerLookup final : public Tool {
                        {"created_at", IsoTime(record->created_ms)},
                        {"updated_at", IsoTime(record->updated_ms)}};
     if (record->expires_ms > 0) structured["expires_at"] = IsoTime(record->expires_ms);
-    return Structured("Key '" + key + "' for tool '" + tool + "' is " +
-                          std::string(LedgerStateName(record->state)) + ": " +
-                          std::to_string(record->executions) + " execution(s), " +
-                          std::to_string(record->attempts) + " attempt(s).",
-                      std::move(structured));
+    return StructuredResult("Key '" + key + "' for tool '" + tool + "' is " +
+                                std::string(LedgerStateName(record->state)) + ": " +
+                                std::to_string(record->executions) + " execution(s), " +
+                                std::to_string(record->attempts) + " attempt(s).",
+                            std::move(structured));
   }
 
  private:
