@@ -280,7 +280,8 @@ MutationLedger::Outcome MutationLedger::RunInDatabase(
 
 MutationLedger::Outcome MutationLedger::Claim(const std::string& tool, const std::string& key,
                                               const std::string& fingerprint,
-                                              std::chrono::milliseconds wait_budget) {
+                                              std::chrono::milliseconds wait_budget,
+                                              std::optional<int64_t> lease_ms) {
   return WithNewKey(tool, key, fingerprint, wait_budget, [&](WriteTransaction& txn, int64_t now) {
     LedgerRecord record;
     record.tool = tool;
@@ -288,7 +289,7 @@ MutationLedger::Outcome MutationLedger::Claim(const std::string& tool, const std
     record.fingerprint = fingerprint;
     record.state = LedgerState::kInProgress;
     record.owner = options_.owner;
-    record.lease_until_ms = now + options_.lease_ms;
+    record.lease_until_ms = now + lease_ms.value_or(options_.lease_ms);
     record.created_ms = now;
     // executions counts the effect as started: the caller runs it once this commits.
     InsertRow(db_, record, std::nullopt);
@@ -356,6 +357,38 @@ bool MutationLedger::MarkNeedsReconciliation(const std::string& tool, const std:
       "UPDATE ledger SET state = 'needs_reconciliation', updated_ms = ?4 "
       "WHERE tool = ?1 AND key = ?2 AND owner = ?3 AND state = 'in_progress'",
       [&](Statement& s) { s.Bind(1, tool).Bind(2, key).Bind(3, options_.owner).Bind(4, now); });
+}
+
+bool MutationLedger::Adopt(const std::string& tool, const std::string& key,
+                           const std::string& from_owner, bool owner_gone) {
+  const int64_t now = NowMs();
+  return WriteOwnRow(
+      "UPDATE ledger SET owner = ?3, state = 'needs_reconciliation', lease_until_ms = 0, "
+      "updated_ms = ?4 WHERE tool = ?1 AND key = ?2 AND owner = ?5 AND "
+      "(state = 'needs_reconciliation' OR "
+      "(state = 'in_progress' AND (lease_until_ms <= ?4 OR ?6)))",
+      [&](Statement& s) {
+        s.Bind(1, tool).Bind(2, key).Bind(3, options_.owner).Bind(4, now).Bind(5, from_owner);
+        s.Bind(6, static_cast<int64_t>(owner_gone ? 1 : 0));
+      });
+}
+
+std::vector<LedgerRecord> MutationLedger::Unsettled(const std::string& tool, size_t limit) {
+  std::vector<LedgerRecord> rows;
+  try {
+    Statement keys = db_.Prepare(
+        "SELECT key FROM ledger WHERE tool = ?1 AND state IN ('in_progress', "
+        "'needs_reconciliation') ORDER BY created_ms LIMIT ?2");
+    keys.Bind(1, tool).Bind(2, static_cast<int64_t>(limit));
+    std::vector<std::string> found;
+    while (keys.Step()) found.push_back(keys.Text(0));
+    for (const std::string& key : found) {
+      if (auto row = ReadRow(db_, tool, key)) rows.push_back(std::move(*row));
+    }
+  } catch (const SqliteError&) {
+    rows.clear();
+  }
+  return rows;
 }
 
 std::optional<LedgerRecord> MutationLedger::Lookup(const std::string& tool,

@@ -46,6 +46,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -132,8 +133,11 @@ class MutationLedger {
   // IDEM-5, phase 1: commits an in_progress claim owned by this ledger's owner, leased for
   // lease_ms (kExecuted: run the effect now, passing the key to the backend). Replays,
   // mismatches and live claims as above; an expired claim turns needs_reconciliation.
+  // `lease_ms` overrides Options::lease_ms for this claim: a claimant that knows its effect
+  // may run longer (a command with a long timeout) leases it for that long.
   Outcome Claim(const std::string& tool, const std::string& key, const std::string& fingerprint,
-                std::chrono::milliseconds wait_budget);
+                std::chrono::milliseconds wait_budget,
+                std::optional<int64_t> lease_ms = std::nullopt);
   // Phase 3: stores the terminal outcome of our claim. False if the claim is not ours.
   bool Complete(const std::string& tool, const std::string& key, const Json& result, bool failed,
                 const std::string& operation_id);
@@ -141,6 +145,17 @@ class MutationLedger {
   bool Release(const std::string& tool, const std::string& key);
   // The outcome is unknown: the row says so until someone reconciles it by key.
   bool MarkNeedsReconciliation(const std::string& tool, const std::string& key);
+
+  // Reconciliation of a row another claimant left (issue 8): makes it ours and
+  // needs_reconciliation, so that Complete or Release can then record what a lookup found.
+  // Only a row still owned by `from_owner` that is needs_reconciliation, or in_progress with
+  // its lease expired (or at once when `owner_gone`: its process is known dead). True when
+  // the row is now ours.
+  bool Adopt(const std::string& tool, const std::string& key, const std::string& from_owner,
+             bool owner_gone);
+  // The rows of `tool` that are in_progress or needs_reconciliation (oldest first, at most
+  // `limit`): what a start-up reconciliation looks at. Empty on a SQLite error.
+  std::vector<LedgerRecord> Unsettled(const std::string& tool, size_t limit);
 
   std::optional<LedgerRecord> Lookup(const std::string& tool, const std::string& key);
   // Deletes terminal rows past their expiry. Returns how many.

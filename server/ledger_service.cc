@@ -145,6 +145,12 @@ Json LedgerService::RunKeyed(const std::string& tool, const std::string& key,
                              const std::function<EffectOutcome(Database&)>& effect) {
   const std::string fingerprint = Fingerprint(tool, arguments);
   MutationLedger::Outcome outcome = Ledger().RunInDatabase(tool, key, fingerprint, wait, effect);
+  if (outcome.status == MutationLedger::Status::kExecuted) return outcome.result;
+  return LedgerAnswer(std::move(outcome), tool, key);
+}
+
+Json LedgerAnswer(MutationLedger::Outcome outcome, const std::string& tool,
+                  const std::string& key) {
   switch (outcome.status) {
     case MutationLedger::Status::kExecuted:
       return outcome.result;

@@ -74,6 +74,13 @@ class LedgerService {
   std::unordered_map<std::thread::id, std::unique_ptr<PerThread>> threads_;  // guarded by mu_
 };
 
+// What a ledger outcome that ran nothing (or RunInDatabase's kExecuted) means for the caller:
+// the result of kExecuted, a replay marked in `_meta`, or an isError result naming the key
+// (idempotency_key_mismatch, idempotency_in_progress, needs_reconciliation, ledger_busy,
+// ledger_error).
+Json LedgerAnswer(MutationLedger::Outcome outcome, const std::string& tool,
+                  const std::string& key);
+
 // The idempotency key of a call: `_meta["dev.keel/idempotency-key"]` of the request, else
 // an `idempotencyKey` argument. Empty when there is none. Sets *problem for a key that is
 // not a string of 1..255 characters, or two different keys.

@@ -31,6 +31,7 @@
 #include "server/tool_registry.h"
 #include "server/trace_log.h"
 #include "server/trace_summary.h"
+#include "server/tools/command_tool.h"
 #include "server/tools/deployment_tools.h"
 #include "server/tools/echo_tool.h"
 #include "server/tools/ledger_tools.h"
@@ -260,7 +261,15 @@ int RunKeel(int argc, char** argv) {
       implementations.push_back(std::move(tool));
     }
   }
-  keel::BoundCatalog bound = keel::BindCatalog(*catalog.catalog, std::move(implementations));
+  // Command-backed tools (issue 8): catalog entries with `run`.
+  std::vector<keel::CommandTool*> command_tools;
+  auto make_command = [&](keel::ToolSpec spec, const keel::CommandSpec& command) {
+    auto tool = std::make_unique<keel::CommandTool>(std::move(spec), command, ledger);
+    command_tools.push_back(tool.get());
+    return std::unique_ptr<keel::Tool>(std::move(tool));
+  };
+  keel::BoundCatalog bound =
+      keel::BindCatalog(*catalog.catalog, std::move(implementations), make_command);
   for (const std::string& problem : bound.problems) std::cerr << "keel: catalog: " << problem << "\n";
   if (!bound.problems.empty()) return kExitConfig;
   // The catalog's tools, then (with --test-tools) the test tools it does not describe.
@@ -389,6 +398,21 @@ int RunKeel(int argc, char** argv) {
     }
   };
   reap();
+  // Keyed command writes a dead keel left without an outcome are looked up by key (issue 8).
+  if (!command_tools.empty()) {
+    pool.Submit([&command_tools, owner] {
+      for (keel::CommandTool* tool : command_tools) {
+        try {
+          const size_t settled = tool->ReconcileAtStartup(owner);
+          if (settled > 0) {
+            spdlog::info("{}: {} unsettled key(s) reconciled", tool->spec().name, settled);
+          }
+        } catch (const std::exception& e) {
+          spdlog::warn("{}: start-up reconciliation failed: {}", tool->spec().name, e.what());
+        }
+      }
+    });
+  }
   std::function<void()> schedule_reap = [&] {
     loop.AddTimer(clock.Now() + keel::Millis(10 * 60 * 1000), [&] {
       pool.Submit(reap);

@@ -60,6 +60,12 @@ std::string RequestCoordinator::CorrelationId(uint64_t generation) const {
   return options_.correlation_prefix + "-" + std::to_string(generation);
 }
 
+Json RequestCoordinator::RequestId(uint64_t generation) const {
+  const auto it = entries_.find(generation);
+  if (it == entries_.end() || it->second.task) return nullptr;
+  return it->second.id;
+}
+
 RequestCoordinator::Admitted RequestCoordinator::Begin(const Json& id, std::string_view tool,
                                                        Json progress_token, CallLimits limits) {
   Entry entry;

@@ -150,6 +150,8 @@ class RequestCoordinator {
   const Stats& stats() const { return stats_; }
   size_t alarms() const { return alarms_.size(); }
   std::string CorrelationId(uint64_t generation) const;
+  // The JSON-RPC id of a live call; null for a task's work or an unknown generation.
+  Json RequestId(uint64_t generation) const;
 
   // Called whenever the last live request settles (shutdown waits for it).
   void set_on_idle(std::function<void()> fn) { on_idle_ = std::move(fn); }

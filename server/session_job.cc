@@ -272,10 +272,12 @@ WorkerPool::Job Session::MakeJob(uint64_t generation, std::shared_ptr<CallContro
   call.shadow = policy.shadow;
   call.policy = std::move(policy);
   call.call_deadline = deadline;
+  ToolContext::Identity identity{call.intent_id, coordinator_.RequestId(generation), task_id};
   return [this, w = shared_, loop = &loop_, generation, control = std::move(control), tool,
           call = std::move(call),
           arguments = std::move(arguments), meta = std::move(meta),
-          task_id = std::move(task_id), trace = std::move(trace)]() mutable {
+          task_id = std::move(task_id), trace = std::move(trace),
+          identity = std::move(identity)]() mutable {
     // Cancelled, timed out or shut down while queued: it never runs, and the coordinator
     // freed its slot already.
     if (!control->TryStart()) {
@@ -294,6 +296,7 @@ WorkerPool::Job Session::MakeJob(uint64_t generation, std::shared_ptr<CallContro
                       });
                     });
     ctx.set_meta(std::move(meta));
+    ctx.set_identity(std::move(identity));
     ctx.set_key_components(tool->spec().key_components);
     const CancellationToken token = control->token();
     RetryExecutor::Deps deps;
@@ -309,6 +312,7 @@ WorkerPool::Job Session::MakeJob(uint64_t generation, std::shared_ptr<CallContro
         call, deps,
         [&](const AttemptInfo& info) {
           ctx.set_deadline(info.deadline);
+          ctx.set_attempt(info.attempt, info.attempt_id);
           return GuardedAttempt(*w, *tool, ctx, *breaker, trace, info, last);
         },
         [&](const RetryEvent& event) {

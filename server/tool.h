@@ -89,7 +89,22 @@ class ToolContext {
   // The request's params._meta (null when absent): idempotency keys travel there.
   const Json& meta() const { return meta_; }
   void set_meta(Json meta) { meta_ = std::move(meta); }
-  // When keel will end the call (its maximum timeout): blocking waits stay inside it.
+  // Who the call is, for tools that pass it on (a command tool's KEEL_* variables).
+  struct Identity {
+    std::string intent_id;  // keel's id of the call, the same for all its attempts
+    Json request_id;        // the JSON-RPC id of tools/call; null for a task's work
+    std::string task_id;    // empty unless the call runs as a task
+    int attempt = 1;        // 1-based, set before each attempt
+    std::string attempt_id;  // "<intent_id>/<attempt>"
+  };
+  const Identity& identity() const { return identity_; }
+  void set_identity(Identity identity) { identity_ = std::move(identity); }
+  void set_attempt(int attempt, std::string attempt_id) {
+    identity_.attempt = attempt;
+    identity_.attempt_id = std::move(attempt_id);
+  }
+  // When keel will end the attempt (the call's maximum timeout, or the attempt timeout):
+  // blocking waits stay inside it.
   TimePoint deadline() const { return deadline_; }
   void set_deadline(TimePoint deadline) { deadline_ = deadline; }
   // Time left before the deadline, never negative.
@@ -115,6 +130,7 @@ class ToolContext {
   Json arguments_;
   std::vector<std::string> key_components_;
   Json meta_;
+  Identity identity_;
   TimePoint deadline_ = TimePoint::max();
   CancellationToken token_;
   ProgressFn progress_;

@@ -6,126 +6,11 @@
 #include <utility>
 
 #include "protocol/schema_validator.h"
+#include "server/policy/object_reader.h"
 #include "server/tool_registry.h"
 
 namespace keel {
 namespace {
-
-// A value as it appears in a message: its JSON text, shortened so that a huge value cannot
-// drown the other problems.
-std::string Shown(const Json& value) {
-  constexpr size_t kMaxShown = 60;
-  std::string text = value.dump();
-  if (text.size() > kMaxShown) text = text.substr(0, kMaxShown) + "...";
-  return text;
-}
-
-std::string Joined(std::initializer_list<std::string_view> words) {
-  std::string out;
-  for (std::string_view word : words) {
-    if (!out.empty()) out += ", ";
-    out += word;
-  }
-  return out;
-}
-
-// Reads the fields of one JSON object, reporting each problem as "<path>.<field>: <what>".
-class ObjectReader {
- public:
-  ObjectReader(const Json& object, std::string path, std::vector<std::string>* problems)
-      : object_(object), path_(std::move(path)), problems_(problems) {}
-
-  const std::string& path() const { return path_; }
-  std::string PathOf(std::string_view field) const { return path_ + "." + std::string(field); }
-
-  void Problem(std::string_view field, const std::string& what) {
-    problems_->push_back(PathOf(field) + ": " + what);
-  }
-
-  // Every field not in `known` is a problem: a misspelt field must not be silently ignored.
-  void OnlyFields(std::initializer_list<std::string_view> known) {
-    for (const auto& item : object_.items()) {
-      bool is_known = false;
-      for (std::string_view name : known) is_known = is_known || item.key() == name;
-      if (!is_known) Problem(item.key(), "unknown field (known: " + Joined(known) + ")");
-    }
-  }
-
-  const Json* Find(std::string_view field) const {
-    auto it = object_.find(field);
-    return it == object_.end() ? nullptr : &*it;
-  }
-
-  std::optional<std::string> String(std::string_view field, bool required) {
-    const Json* value = Find(field);
-    if (value == nullptr) {
-      if (required) Problem(field, "is required");
-      return std::nullopt;
-    }
-    if (!value->is_string()) {
-      Problem(field, "must be a string, got " + std::string(value->type_name()));
-      return std::nullopt;
-    }
-    return value->get<std::string>();
-  }
-
-  // One of `choices`, returned as its index.
-  std::optional<size_t> Choice(std::string_view field,
-                               std::initializer_list<std::string_view> choices, bool required) {
-    const Json* value = Find(field);
-    if (value == nullptr) {
-      if (required) Problem(field, "is required (one of " + Joined(choices) + ")");
-      return std::nullopt;
-    }
-    if (value->is_string()) {
-      size_t index = 0;
-      for (std::string_view choice : choices) {
-        if (value->get_ref<const std::string&>() == choice) return index;
-        ++index;
-      }
-    }
-    Problem(field, Shown(*value) + " is not one of " + Joined(choices));
-    return std::nullopt;
-  }
-
-  // An integer in [min, max]; absent is fine (nullopt) unless required.
-  std::optional<int64_t> Integer(std::string_view field, int64_t min, int64_t max, bool required) {
-    const Json* value = Find(field);
-    if (value == nullptr) {
-      if (required) Problem(field, "is required");
-      return std::nullopt;
-    }
-    const bool fits =
-        value->is_number_integer() &&
-        (value->is_number_unsigned() ? value->get<uint64_t>() <= static_cast<uint64_t>(max)
-                                     : value->get<int64_t>() <= max);
-    if (fits && value->get<int64_t>() >= min) return value->get<int64_t>();
-    Problem(field, "must be an integer from " + std::to_string(min) + " to " + std::to_string(max) +
-                       ", got " + Shown(*value));
-    return std::nullopt;
-  }
-
-  // A reader for a nested object, reporting into the same list.
-  ObjectReader Nested(const Json& object, std::string_view field) const {
-    return ObjectReader(object, PathOf(field), problems_);
-  }
-  size_t problem_count() const { return problems_->size(); }
-
-  // A nested object; a problem if present and not an object.
-  const Json* Object(std::string_view field) {
-    const Json* value = Find(field);
-    if (value != nullptr && !value->is_object()) {
-      Problem(field, "must be an object, got " + std::string(value->type_name()));
-      return nullptr;
-    }
-    return value;
-  }
-
- private:
-  const Json& object_;
-  std::string path_;
-  std::vector<std::string>* problems_;
-};
 
 // inputSchema / outputSchema: what ToolRegistry::Register and MCP clients demand.
 void CheckObjectSchema(ObjectReader& reader, std::string_view field, bool required) {
@@ -261,7 +146,7 @@ std::optional<CatalogEntry> ReadEntry(const Json& item, const std::string& label
   const size_t before = reader.problem_count();
   reader.OnlyFields({"name", "title", "description", "inputSchema", "outputSchema", "effect",
                      "backend", "timeouts", "retry", "idempotency", "approval", "taskSupport",
-                     "resultTtlMs"});
+                     "resultTtlMs", "run"});
   CatalogEntry entry;
   if (auto name = reader.String("name", true)) {
     if (!IsValidToolName(*name)) {
@@ -303,6 +188,7 @@ std::optional<CatalogEntry> ReadEntry(const Json& item, const std::string& label
     entry.task_support = kSupports[*support];
   }
   entry.result_ttl_ms = reader.Integer("resultTtlMs", 1, kMaxCatalogMs, false);
+  entry.run = ReadRunSpec(reader, reader.Find("inputSchema"), effect);
 
   // A write that claims idempotency must be able to recognise a repeat: by the arguments
   // that make its intent, or by a key the caller passes.

@@ -15,7 +15,8 @@
 //  4. an idempotent_write has key components or an "idempotencyKey" input property;
 //  5. timeouts: 0 <= idle_ms <= max_ms, 0 < attempt_ms <= max_ms;
 //     retry: 1 <= max_attempts <= 10, 0 < base_ms <= cap_ms; every duration <= kMaxCatalogMs;
-//  6. result_ttl_ms, when set, is positive.
+//  6. result_ttl_ms, when set, is positive;
+//  7. run, when set, holds command_spec.h's invariants.
 // Unknown fields are errors at every level except inside inputSchema and outputSchema.
 #pragma once
 
@@ -27,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/policy/command_spec.h"
 #include "server/policy/policy_types.h"
 #include "server/tool.h"
 
@@ -54,6 +56,9 @@ struct CatalogEntry {
   bool approval_required = false;
   TaskSupport task_support = TaskSupport::kForbidden;
   std::optional<int64_t> result_ttl_ms;  // nullopt: the server's default
+  // A command-backed tool (issue 8): keel runs this command for each call instead of one
+  // of its own implementations.
+  std::optional<CommandSpec> run;
 };
 
 struct Catalog {

@@ -1,0 +1,214 @@
+#include "server/tools/command_result.h"
+
+#include <string.h>
+
+#include "protocol/schema_validator.h"
+#include "server/clock.h"
+
+namespace keel {
+namespace {
+
+// stdout without trailing newlines (a command's last line usually has one).
+std::string Trimmed(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  return text;
+}
+
+// stdout as one JSON object, or null.
+Json ObjectOf(const std::string& text, bool truncated) {
+  if (truncated) return nullptr;
+  Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return parsed.is_object() ? parsed : Json(nullptr);
+}
+
+std::string WithMarker(std::string text, bool truncated, size_t cap) {
+  if (truncated) text += (text.empty() ? "" : "\n") + TruncationMarker(cap);
+  return text;
+}
+
+Json Failure(std::string text, Json error) { return ErrorResult(text, error); }
+
+const char* ClassMeaning(FailureClass failure) {
+  switch (failure) {
+    case FailureClass::kNotSent:
+      return "the command says it could not reach its backend: nothing was done";
+    case FailureClass::kRejectedTransient:
+      return "a temporary failure: nothing was done, and a retry may succeed";
+    case FailureClass::kRejectedPermanent:
+      return "a permanent failure";
+    case FailureClass::kAmbiguous:
+      return "the outcome is unknown: it may have taken effect";
+  }
+  return "";
+}
+
+// A failure the command described itself: {"error": {...}} on stdout.
+Json ReportedFailure(const Json& object, const ProcessResult& run, const CommandSpec& spec,
+                     const std::string& tool) {
+  Json error = object.at("error");
+  if (!error.contains("type")) {
+    if (const auto status = error.find("status");
+        status != error.end() && status->is_number_integer()) {
+      error["type"] = "backend_" + std::to_string(status->get<int64_t>());
+      const int64_t code = status->get<int64_t>();
+      if (!error.contains("failure_class")) {
+        if (code == 502) error["failure_class"] = "rejected_transient";
+        if (code == 408 || code == 504) error["failure_class"] = "ambiguous";
+      }
+    } else {
+      error["type"] = "command_error";
+    }
+  }
+  if (!error.contains("failure_class") && run.exit_code != 0 &&
+      error["type"] == "command_error") {
+    error["failure_class"] = std::string(FailureClassName(ExitCodeClass(spec, run.exit_code)));
+  }
+  error["exit_code"] = run.exit_code;
+  std::string text = error.value("message", "");
+  if (text.empty()) {
+    text = "The command for '" + tool + "' reported an error (" +
+           error["type"].get<std::string>() + ").";
+  }
+  return Failure(text, error);
+}
+
+// exit 0: stdout is the result.
+Json Success(const ProcessResult& run, const CommandSpec& spec, const Json& output_schema,
+             const std::string& tool) {
+  const std::string text = Trimmed(run.stdout_data);
+  const size_t cap = static_cast<size_t>(spec.max_output_bytes);
+  const bool must_be_json = spec.output == CommandOutput::kJson || !output_schema.is_null();
+  if (spec.output == CommandOutput::kText && output_schema.is_null()) {
+    return TextResult(WithMarker(text, run.stdout_truncated, cap));
+  }
+  Json object = ObjectOf(text, run.stdout_truncated);
+  if (object.is_null()) {
+    if (!must_be_json) return TextResult(WithMarker(text, run.stdout_truncated, cap));
+    const std::string why = run.stdout_truncated
+                                ? "its output was longer than the cap (" + std::to_string(cap) +
+                                      " bytes)"
+                                : "its output is not one JSON object";
+    // It exited 0: whatever it did is done, so this is not retried (rejected_permanent).
+    return Failure("The command for '" + tool + "' succeeded, but " + why +
+                       ", which this tool must return. Output:\n" +
+                       WithMarker(text.substr(0, 2000), text.size() > 2000, 2000),
+                   Json{{"type", "output_invalid"},
+                        {"failure_class", "rejected_permanent"},
+                        {"exit_code", 0}});
+  }
+  if (object.contains("error") && object["error"].is_object()) {
+    return ReportedFailure(object, run, spec, tool);
+  }
+  if (!output_schema.is_null()) {
+    if (auto problem = ValidateCheckedSchema(output_schema, object, "structuredContent")) {
+      return Failure("The command for '" + tool + "' succeeded, but its output does not match "
+                     "the tool's outputSchema: " + *problem,
+                     Json{{"type", "output_invalid"},
+                          {"failure_class", "rejected_permanent"},
+                          {"exit_code", 0},
+                          {"detail", *problem}});
+    }
+  }
+  return StructuredResult(text, std::move(object));
+}
+
+}  // namespace
+
+std::string TruncationMarker(size_t cap) {
+  return "[keel: output cut at " + std::to_string(cap) +
+         " bytes; the command wrote more (raise run.maxOutputBytes to keep more)]";
+}
+
+Json CommandResultOf(const ProcessResult& run, const CommandSpec& spec, const Json& output_schema,
+                     const std::string& tool) {
+  const int64_t elapsed = ToMillis(run.elapsed);
+  switch (run.end) {
+    case ProcessResult::End::kSpawnFailed:
+      return Failure("keel could not start the command for '" + tool + "': " + run.spawn_error +
+                         ". Nothing ran; check run.command and run.cwd in the catalog.",
+                     Json{{"type", "command_not_started"},
+                          {"failure_class", "rejected_permanent"},
+                          {"effect", "none"},
+                          {"detail", run.spawn_error}});
+    case ProcessResult::End::kTimedOut:
+      return Failure("The command for '" + tool + "' did not finish within the attempt's time (" +
+                         std::to_string(elapsed) + " ms) and was stopped; it may have taken "
+                         "effect.",
+                     Json{{"type", "attempt_timeout"},
+                          {"layer", "attempt"},
+                          {"elapsed_ms", elapsed},
+                          {"failure_class", "ambiguous"}});
+    case ProcessResult::End::kCancelled:
+      return Failure("The command for '" + tool + "' was stopped because the call was cancelled; "
+                     "it may have taken effect.",
+                     Json{{"type", "command_cancelled"},
+                          {"failure_class", "ambiguous"},
+                          {"elapsed_ms", elapsed}});
+    case ProcessResult::End::kSignaled: {
+      const char* name = strsignal(run.signal);
+      return Failure("The command for '" + tool + "' was killed by signal " +
+                         std::to_string(run.signal) + " (" + (name ? name : "?") +
+                         "); it may have taken effect.",
+                     Json{{"type", "command_killed"},
+                          {"failure_class", "ambiguous"},
+                          {"signal", run.signal}});
+    }
+    case ProcessResult::End::kExited:
+      break;
+  }
+  if (run.exit_code == 0) return Success(run, spec, output_schema, tool);
+  const std::string text = Trimmed(run.stdout_data);
+  const Json object = ObjectOf(text, run.stdout_truncated);
+  if (object.is_object() && object.contains("error") && object["error"].is_object()) {
+    return ReportedFailure(object, run, spec, tool);
+  }
+  const FailureClass failure = ExitCodeClass(spec, run.exit_code);
+  const char* type = run.exit_code == 75   ? "command_tempfail"
+                     : run.exit_code == 69 ? "command_unavailable"
+                                           : "command_failed";
+  std::string message = "The command for '" + tool + "' exited with status " +
+                        std::to_string(run.exit_code) + ": " + ClassMeaning(failure) + ".";
+  if (!text.empty()) {
+    message += " Output:\n" + WithMarker(text, run.stdout_truncated,
+                                         static_cast<size_t>(spec.max_output_bytes));
+  }
+  return Failure(message, Json{{"type", type},
+                               {"failure_class", std::string(FailureClassName(failure))},
+                               {"exit_code", run.exit_code}});
+}
+
+Reconciled LookupResultOf(const ProcessResult& run, const Json& output_schema, std::string* why) {
+  Reconciled found;
+  if (run.end != ProcessResult::End::kExited || run.exit_code != 0) {
+    *why = run.end == ProcessResult::End::kExited
+               ? "it exited with status " + std::to_string(run.exit_code)
+               : run.end == ProcessResult::End::kSpawnFailed ? "it could not start: " + run.spawn_error
+                                                             : "it did not finish";
+    return found;
+  }
+  const Json object = ObjectOf(Trimmed(run.stdout_data), run.stdout_truncated);
+  const auto happened = object.is_object() ? object.find("happened") : object.end();
+  if (!object.is_object() || happened == object.end() || !happened->is_boolean()) {
+    *why = "its output is not {\"happened\": true|false, ...}";
+    return found;
+  }
+  if (!happened->get<bool>()) {
+    found.outcome = Reconciled::Outcome::kDidNotHappen;
+    return found;
+  }
+  found.outcome = Reconciled::Outcome::kHappened;
+  const auto result = object.find("result");
+  if (result == object.end() || result->is_null()) {
+    found.result = TextResult("It happened (found by a lookup of its idempotency key); the "
+                              "lookup gave no result.");
+  } else if (result->is_object() &&
+             (output_schema.is_null() ||
+              !ValidateCheckedSchema(output_schema, *result, "structuredContent"))) {
+    found.result = StructuredResult(result->dump(), *result);
+  } else {
+    found.result = TextResult(result->is_string() ? result->get<std::string>() : result->dump());
+  }
+  return found;
+}
+
+}  // namespace keel

@@ -1,0 +1,218 @@
+#include "server/tools/command_tool.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <spdlog/spdlog.h>
+
+#include "server/process_runner.h"
+#include "server/remote_write.h"
+#include "server/tools/command_result.h"
+
+namespace keel {
+namespace {
+
+// How long after the attempt a claim stays live beyond the child's own time: the kill grace,
+// the lookup and the ledger's writes fit in it.
+constexpr int64_t kLeaseMarginMs = 5000;
+
+// One fd-3 line: {"progress": n, "total"?: n, "message"?: s}, or a bare number.
+void ReportProgressLine(ToolContext& ctx, std::string_view line, const std::string& tool) {
+  const Json parsed = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_number()) {
+    ctx.ReportProgress(parsed.get<double>());
+    return;
+  }
+  if (parsed.is_object()) {
+    const auto progress = parsed.find("progress");
+    if (progress != parsed.end() && progress->is_number()) {
+      std::optional<double> total;
+      if (const auto t = parsed.find("total"); t != parsed.end() && t->is_number()) {
+        total = t->get<double>();
+      }
+      std::string message;
+      if (const auto m = parsed.find("message"); m != parsed.end() && m->is_string()) {
+        message = m->get<std::string>();
+      }
+      ctx.ReportProgress(progress->get<double>(), total, std::move(message));
+      return;
+    }
+  }
+  spdlog::warn("{}: ignored a progress line on fd 3 that is not {{\"progress\": <number>, ...}}: "
+               "{:.200}",
+               tool, line);
+}
+
+void LogStderr(const std::string& tool, const std::string& attempt, const ProcessResult& run) {
+  size_t start = 0;
+  size_t lines = 0;
+  while (start < run.stderr_data.size()) {
+    size_t end = run.stderr_data.find('\n', start);
+    if (end == std::string::npos) end = run.stderr_data.size();
+    if (end > start) {
+      if (++lines > kMaxLoggedStderrLines) {
+        spdlog::info("[{} {}] (more stderr not logged)", tool, attempt);
+        return;
+      }
+      spdlog::info("[{} {}] {}", tool, attempt,
+                   std::string_view(run.stderr_data).substr(start, end - start));
+    }
+    start = end + 1;
+  }
+  if (run.stderr_truncated) spdlog::info("[{} {}] (stderr cut at the cap)", tool, attempt);
+}
+
+Json ArgumentProblem(const std::string& tool, const std::string& problem) {
+  return ErrorResult("Invalid arguments for tool '" + tool + "': " + problem,
+                     Json{{"type", "invalid_arguments"}, {"message", problem}, {"effect", "none"}});
+}
+
+}  // namespace
+
+CommandTool::CommandTool(ToolSpec spec, CommandSpec command, std::shared_ptr<LedgerService> ledger)
+    : spec_(std::move(spec)), command_(std::move(command)), ledger_(std::move(ledger)) {
+  spec_.runs_on_loop = false;
+}
+
+std::vector<std::string> CommandTool::Environment(const ToolContext* ctx,
+                                                  const std::string& key) const {
+  std::vector<std::string> env;
+  for (const std::string& name : command_.env_pass) {
+    if (command_.env_set.count(name) != 0) continue;
+    if (const char* value = std::getenv(name.c_str())) env.push_back(name + "=" + value);
+  }
+  for (const auto& [name, value] : command_.env_set) env.push_back(name + "=" + value);
+  env.push_back("KEEL_TOOL=" + spec_.name);
+  if (!key.empty()) env.push_back("KEEL_IDEMPOTENCY_KEY=" + key);
+  if (ctx == nullptr) return env;
+  const ToolContext::Identity& id = ctx->identity();
+  env.push_back("KEEL_INTENT_ID=" + id.intent_id);
+  env.push_back("KEEL_ATTEMPT=" + std::to_string(id.attempt));
+  env.push_back("KEEL_ATTEMPT_ID=" + id.attempt_id);
+  env.push_back("KEEL_DEADLINE_MS=" + std::to_string(ctx->remaining().count()));
+  env.push_back("KEEL_REQUEST_ID=" +
+                (id.request_id.is_null() ? std::string() : id.request_id.dump()));
+  if (!id.task_id.empty()) env.push_back("KEEL_TASK_ID=" + id.task_id);
+  return env;
+}
+
+Json CommandTool::RunOnce(ToolContext& ctx, const std::vector<std::string>& argv,
+                          const std::string& key) const {
+  if (ctx.cancelled()) {
+    // Never started: nothing happened (the answer is dropped; the ledger drops the claim).
+    return ErrorResult("cancelled before the command started",
+                       Json{{"type", "not_sent"}, {"effect", "none"}});
+  }
+  ProcessSpec process;
+  process.argv = argv;
+  process.cwd = command_.cwd;
+  process.env = Environment(&ctx, key);
+  process.stdin_data = ctx.arguments().dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+  process.max_output_bytes = static_cast<size_t>(command_.max_output_bytes);
+  process.kill_grace = Millis(command_.kill_grace_ms);
+  const ProcessResult run =
+      RunProcess(process, ctx.token(), ctx.deadline(), [&](std::string_view line) {
+        try {
+          ReportProgressLine(ctx, line, spec_.name);
+        } catch (const std::exception& e) {
+          spdlog::warn("{}: progress line dropped: {}", spec_.name, e.what());
+        }
+      });
+  LogStderr(spec_.name, ctx.identity().attempt_id, run);
+  if (run.end == ProcessResult::End::kSpawnFailed) {
+    spdlog::error("{}: cannot start {}: {}", spec_.name, argv[0], run.spawn_error);
+  }
+  return CommandResultOf(run, command_, spec_.output_schema, spec_.name);
+}
+
+Json CommandTool::Call(ToolContext& ctx) {
+  ctx.checkpoint();
+  Json values = ctx.arguments();
+  std::string key;
+  if (IsWrite(spec_.effect)) {
+    std::string problem;
+    key = ApprovalScopedKey(IdempotencyKey(ctx.meta(), ctx.arguments(), &problem),
+                            ctx.arguments());
+    if (!problem.empty()) return ArgumentProblem(spec_.name, problem);
+    if (!key.empty()) values["idempotency_key"] = key;
+  }
+  std::string problem;
+  const auto argv = ExpandArgv(command_.argv, values, &problem);
+  if (!argv) {
+    if (problem == "no value for {idempotency_key}") {
+      problem = "this tool's command needs an idempotency key: pass idempotencyKey (or "
+                "_meta[\"dev.keel/idempotency-key\"])";
+    }
+    return ArgumentProblem(spec_.name, problem);
+  }
+  if (key.empty() || !ledger_) return RunOnce(ctx, *argv, key);
+
+  RemoteWriteCall call;
+  call.tool = spec_.name;
+  call.key = key;
+  call.intent_arguments = ctx.intent_arguments();
+  call.effect = spec_.effect;
+  call.lease_ms = ctx.remaining().count() + command_.kill_grace_ms +
+                  (command_.lookup ? command_.lookup->timeout_ms : 0) + kLeaseMarginMs;
+  call.claim_wait = std::clamp(ctx.remaining(), Millis(1), Millis(5000));
+  RemoteWriteOps ops;
+  ops.run = [&] { return RunOnce(ctx, *argv, key); };
+  if (command_.lookup) ops.lookup = [&] { return LookupKey(key); };
+  return RunRemoteWrite(*ledger_, call, ops);
+}
+
+Reconciled CommandTool::LookupKey(const std::string& key) const {
+  if (!command_.lookup) return Reconciled{};
+  std::string problem;
+  const auto argv = ExpandArgv(command_.lookup->argv, Json{{"idempotency_key", key}}, &problem);
+  if (!argv) {
+    spdlog::warn("{}: lookup of key '{}' not run: {}", spec_.name, key, problem);
+    return Reconciled{};
+  }
+  ProcessSpec process;
+  process.argv = *argv;
+  process.cwd = command_.cwd;
+  process.env = Environment(nullptr, key);
+  process.env.push_back("KEEL_LOOKUP=1");
+  process.stdin_data = Json{{"idempotency_key", key}}.dump() + "\n";
+  process.max_output_bytes = static_cast<size_t>(command_.max_output_bytes);
+  process.kill_grace = Millis(command_.kill_grace_ms);
+  const CancellationToken never;  // a lookup settles the ledger even after a cancel
+  const ProcessResult run =
+      RunProcess(process, never, std::chrono::steady_clock::now() + Millis(command_.lookup->timeout_ms),
+                 [](std::string_view) {});
+  LogStderr(spec_.name, "lookup", run);
+  std::string why;
+  Reconciled found = LookupResultOf(run, spec_.output_schema, &why);
+  if (found.outcome == Reconciled::Outcome::kUnknown) {
+    spdlog::warn("{}: the lookup of key '{}' cannot tell: {}", spec_.name, key, why);
+  } else {
+    spdlog::info("{}: the lookup of key '{}' says it {}", spec_.name, key,
+                 found.outcome == Reconciled::Outcome::kHappened ? "happened" : "did not happen");
+  }
+  return found;
+}
+
+Reconciled CommandTool::Reconcile(const Json& arguments, const Json& meta) {
+  if (!IsWrite(spec_.effect) || !ledger_) return Reconciled{};
+  std::string problem;
+  const std::string key = ApprovalScopedKey(IdempotencyKey(meta, arguments, &problem), arguments);
+  if (key.empty() || !problem.empty()) return Reconciled{};
+  if (const auto row = ledger_->Ledger().Lookup(spec_.name, key)) {
+    if (row->state == LedgerState::kCommitted || row->state == LedgerState::kFailed) {
+      Reconciled found;
+      found.outcome = Reconciled::Outcome::kHappened;
+      found.result = row->result;
+      return found;
+    }
+  }
+  return LookupKey(key);
+}
+
+size_t CommandTool::ReconcileAtStartup(const std::string& self) {
+  if (!command_.lookup || !ledger_ || !IsWrite(spec_.effect)) return 0;
+  return ReconcileUnsettled(*ledger_, spec_.name, self,
+                            [this](const std::string& key) { return LookupKey(key); });
+}
+
+}  // namespace keel
