@@ -24,6 +24,7 @@
 #include "server/policy/policy_loader.h"
 #include "server/ledger_service.h"
 #include "server/process_log.h"
+#include "server/process_runner.h"
 #include "server/session.h"
 #include "server/stdio_transport.h"
 #include "server/task_recovery.h"
@@ -446,6 +447,7 @@ int RunKeel(int argc, char** argv) {
     // Only a broken invariant gets here (poll itself failed): say so and exit at once,
     // without joining workers that may be running tool code.
     spdlog::critical("internal error: {}", e.what());
+    keel::KillRunningProcessGroups();
     spdlog::default_logger()->flush();
     std::_Exit(kExitSoftware);
   }
@@ -460,6 +462,11 @@ int RunKeel(int argc, char** argv) {
                stats.timeouts, stats.late_results_dropped, stats.late_progress_dropped,
                stats.ignored_cancels, stats.never_started, stats.held);
   spdlog::default_logger()->flush();
+  // A command still running (its call was cancelled, but its kill grace is not over) must
+  // not outlive keel.
+  if (const size_t killed = keel::KillRunningProcessGroups(); killed > 0) {
+    spdlog::info("killed {} command process group(s) still running at exit", killed);
+  }
   if (!idle) {
     // A tool ignored its cancellation token; joining its thread could hang forever.
     spdlog::warn("a tool did not stop after cancellation; exiting without waiting for it");

@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <mutex>
+#include <set>
 #include <utility>
 
 namespace keel {
@@ -143,6 +145,39 @@ TimePoint AddSaturating(TimePoint t, Duration d) {
 
 }  // namespace
 
+namespace {
+
+// The process groups of the runs in progress (for KillRunningProcessGroups). A group is
+// listed from its spawn until just before its leader is reaped, so a listed id always names
+// our group, never a reused pid.
+class GroupSet {
+ public:
+  void Add(pid_t pid) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pids_.insert(pid);
+  }
+  void Remove(pid_t pid) {
+    std::lock_guard<std::mutex> lock(mu_);
+    pids_.erase(pid);
+  }
+  size_t KillAll() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (pid_t pid : pids_) ::kill(-pid, SIGKILL);
+    return pids_.size();
+  }
+
+ private:
+  std::mutex mu_;
+  std::set<pid_t> pids_;
+};
+
+GroupSet& RunningGroups() {
+  static GroupSet* groups = new GroupSet();  // never destroyed: usable until _Exit
+  return *groups;
+}
+
+}  // namespace
+
 ProcessResult RunProcess(const ProcessSpec& spec, const CancellationToken& token,
                          TimePoint deadline,
                          const std::function<void(std::string_view line)>& on_progress_line) {
@@ -219,6 +254,7 @@ ProcessResult RunProcess(const ProcessSpec& spec, const CancellationToken& token
     if (!spec.cwd.empty()) message += " in '" + spec.cwd + "'";
     return spawn_failed(message + ": " + strerror(rc));
   }
+  RunningGroups().Add(pid);
   // The child's ends belong to the child now; holding them would hide EOF.
   stdin_read.Close();
   stdout_write.Close();
@@ -333,6 +369,7 @@ ProcessResult RunProcess(const ProcessSpec& spec, const CancellationToken& token
 
   // Nothing of the group outlives the run; the child is still an unreaped zombie here.
   ::kill(-pid, SIGKILL);
+  RunningGroups().Remove(pid);  // before the reap: the group id is never signalled once free
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -350,5 +387,7 @@ ProcessResult RunProcess(const ProcessSpec& spec, const CancellationToken& token
   }
   return finish();
 }
+
+size_t KillRunningProcessGroups() { return RunningGroups().KillAll(); }
 
 }  // namespace keel

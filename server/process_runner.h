@@ -1,5 +1,4 @@
 // RunProcess: runs one child process to completion, for command-backed tools (issue 8).
-// Not wired into any tool yet.
 //
 // What it does:
 //  1. argv is executed directly, never through a shell. If argv[0] contains no '/', it is
@@ -77,5 +76,10 @@ struct ProcessResult {
 ProcessResult RunProcess(const ProcessSpec& spec, const CancellationToken& token,
                          TimePoint deadline,
                          const std::function<void(std::string_view line)>& on_progress_line);
+
+// For keel's exit path: SIGKILLs the process group of every RunProcess still running (a
+// worker that keel will not wait for would otherwise leave its child behind). The runs then
+// end as their children die. Returns how many groups were signalled. Thread-safe.
+size_t KillRunningProcessGroups();
 
 }  // namespace keel

@@ -241,6 +241,7 @@ void RequestCoordinator::Settle(uint64_t generation, CallState state, std::strin
                                 Json result, Json error) {
   Entry& entry = entries_.at(generation);
   last_settled_ = {state, reason};
+  if (result_filter_ && !result.is_null()) result = result_filter_(entry.tool, std::move(result));
   if (on_settled_) on_settled_(generation, state, reason);
   entry.settlement.Settle(state, std::move(reason));
   entry.held_back.reset();

@@ -161,6 +161,10 @@ class RequestCoordinator {
   // Every settle, as it happens (the trace): the generation, its terminal state and reason.
   using SettledFn = std::function<void(uint64_t generation, CallState state, const std::string& reason)>;
   void set_on_settled(SettledFn fn) { on_settled_ = std::move(fn); }
+  // Applied to every call's and task's result (its own or a timeout's) before it is sent or
+  // handed to the task: the tool's name and the result, returning what to use.
+  using ResultFilter = std::function<Json(const std::string& tool, Json result)>;
+  void set_result_filter(ResultFilter fn) { result_filter_ = std::move(fn); }
 
  private:
   struct Entry {
@@ -225,6 +229,7 @@ class RequestCoordinator {
   std::function<void()> on_held_;
   std::function<void()> on_released_;
   SettledFn on_settled_;
+  ResultFilter result_filter_;
 };
 
 }  // namespace keel

@@ -76,6 +76,10 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
   // A tool that ignores cancellation keeps its thread: the pool starts a replacement, so
   // the calls admitted next (up to --max-inflight, which still counts the held slot) run.
   coordinator_.set_on_held([this] { pool_.Hold(); });
+  coordinator_.set_result_filter([this](const std::string& tool, Json result) {
+    const Tool* found = tools_.Find(tool);
+    return found == nullptr ? result : ForOutputSchema(found->spec(), std::move(result));
+  });
   coordinator_.set_on_released([this] { pool_.Release(); });
   if (options_.trace != nullptr) {
     coordinator_.set_on_settled([this](uint64_t generation, CallState state,
@@ -324,12 +328,13 @@ void Session::CallTool(Message& message) {
   }
   // The registry checked the schema once, at registration; validation skips that step.
   if (auto problem = ValidateCheckedSchema(spec.input_schema, arguments)) {
-    return Reply(message.id,
-                 ErrorResult("Invalid arguments for tool '" + spec.name + "': " + *problem,
-                             Json{{"type", "invalid_arguments"}, {"message", *problem}}));
+    return Reply(message.id, ForOutputSchema(spec, ErrorResult(
+                                 "Invalid arguments for tool '" + spec.name + "': " + *problem,
+                                 Json{{"type", "invalid_arguments"}, {"message", *problem}})));
   }
   if (!HasApproval(spec, arguments)) {
-    return Reply(message.id, ErrorResult(ApprovalRequiredText(spec), ApprovalRequiredError(spec)));
+    return Reply(message.id, ForOutputSchema(spec, ErrorResult(ApprovalRequiredText(spec),
+                                                               ApprovalRequiredError(spec))));
   }
   if (shutting_down_) {
     return ReplyError(message.id, kInternalError, "Server shutting down: call not started");
@@ -337,15 +342,16 @@ void Session::CallTool(Message& message) {
   if (spec.runs_on_loop) {
     ToolContext ctx(std::move(arguments), CancellationToken(), nullptr);
     ctx.set_meta(std::move(meta));
-    return Reply(message.id, tool->Call(ctx));
+    return Reply(message.id, ForOutputSchema(spec, tool->Call(ctx)));
   }
   if (AtCapacity()) {
     const std::string text = "Server busy: " + std::to_string(options_.max_inflight) +
                              " calls are already queued or running (--max-inflight); retry later";
     client_log_.Log(LogLevel::kWarning, "keel", Json{{"event", "server_busy"}, {"tool", spec.name}});
-    return Reply(message.id, ErrorResult(text, Json{{"type", "server_busy"},
-                                                    {"max_inflight", options_.max_inflight},
-                                                    {"retry_after_ms", 100}}));
+    return Reply(message.id,
+                 ForOutputSchema(spec, ErrorResult(text, Json{{"type", "server_busy"},
+                                                              {"max_inflight", options_.max_inflight},
+                                                              {"retry_after_ms", 100}})));
   }
 
   ToolPolicy policy = EffectivePolicy(*policy_, spec, options_.shadow);

@@ -1,5 +1,7 @@
 #include "server/tool.h"
 
+#include "protocol/schema_validator.h"
+
 namespace keel {
 
 std::string_view TaskSupportName(TaskSupport support) {
@@ -55,6 +57,26 @@ Json ErrorResult(std::string_view text, const Json& error) {
   Json result = TextResult(text);
   result["isError"] = true;
   if (!error.is_null()) result["structuredContent"] = Json{{"error", error}};
+  return result;
+}
+
+Json ForOutputSchema(const ToolSpec& spec, Json result) {
+  if (spec.output_schema.is_null() || !result.is_object() || !result.value("isError", false)) {
+    return result;
+  }
+  const auto content = result.find("structuredContent");
+  if (content == result.end()) return result;
+  // The registry checked the schema at registration.
+  if (!ValidateCheckedSchema(spec.output_schema, *content, "structuredContent")) return result;
+  Json moved = std::move(*content);
+  result.erase("structuredContent");
+  Json& meta = result["_meta"];
+  if (!meta.is_object()) meta = Json::object();
+  if (moved.is_object() && moved.contains("error") && moved.size() == 1) {
+    meta["dev.keel/error"] = std::move(moved["error"]);
+  } else {
+    meta["dev.keel/structuredContent"] = std::move(moved);
+  }
   return result;
 }
 

@@ -168,4 +168,12 @@ const Json* StructuredErrorOf(const Json& result);
 // structuredContent {"error": error}.
 Json ErrorResult(std::string_view text, const Json& error = Json());
 
+// A result as it is sent for `spec`. The official TypeScript SDK client (1.x) validates
+// structuredContent against the tool's outputSchema even on an isError result and throws
+// instead of returning the error; so for a tool with an outputSchema, an isError result whose
+// structuredContent does not match it carries that content in _meta instead:
+// _meta["dev.keel/error"] (its "error" member) or _meta["dev.keel/structuredContent"].
+// Any other result is returned unchanged.
+Json ForOutputSchema(const ToolSpec& spec, Json result);
+
 }  // namespace keel

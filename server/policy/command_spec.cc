@@ -271,9 +271,15 @@ std::optional<CommandSpec> ReadRunSpec(ObjectReader& entry, const Json* input_sc
   const std::vector<std::string> required = RequiredOf(input_schema);
   const bool write = effect && IsWrite(*effect);
   auto argv = ReadArgv(run, "command", [&](const std::string& ref) -> std::string {
+    const bool required_argument =
+        std::find(required.begin(), required.end(), ref) != required.end();
+    if (ref == "idempotency_key" && (write || required_argument)) {
+      // A write's key (it shadows an argument of that name); a read's own argument.
+      return std::string();
+    }
     if (ref == "idempotency_key") {
-      return write ? std::string()
-                   : "{idempotency_key}: only a write tool has an idempotency key";
+      return "{idempotency_key}: only a write tool has an idempotency key (a read may name a "
+             "required argument idempotency_key)";
     }
     if (std::find(required.begin(), required.end(), ref) == required.end()) {
       return "{" + ref + "} must name a property listed in inputSchema's \"required\" (every "

@@ -11,7 +11,8 @@
 //  1. command and lookup.command are non-empty arrays of strings without NUL characters whose
 //     templates parse; command[0] and lookup.command[0] contain no reference;
 //  2. every reference in `command` names a property listed in inputSchema's `required` (so it
-//     always has a value), or is idempotency_key on a write tool; `lookup.command` may
+//     always has a value), or is idempotency_key on a write tool (the call's key, which
+//     shadows an argument of that name); `lookup.command` may
 //     reference idempotency_key only (at start-up the arguments are not known, only the key);
 //  3. lookup only on write tools;
 //  4. exit_codes maps codes 1..255 only (0 is always success);

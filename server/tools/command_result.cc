@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "protocol/schema_validator.h"
+#include "server/policy/failure_classify.h"
 #include "server/clock.h"
 
 namespace keel {
@@ -59,11 +60,17 @@ Json ReportedFailure(const Json& object, const ProcessResult& run, const Command
       error["type"] = "command_error";
     }
   }
-  if (!error.contains("failure_class") && run.exit_code != 0 &&
-      error["type"] == "command_error") {
-    error["failure_class"] = std::string(FailureClassName(ExitCodeClass(spec, run.exit_code)));
-  }
   error["exit_code"] = run.exit_code;
+  // The exit status says more than a type keel does not know (a custom type, a 500): a
+  // nonzero status that is not permanent keeps its class unless the error names one.
+  if (!error.contains("failure_class") && run.exit_code != 0) {
+    const FailureClass by_exit = ExitCodeClass(spec, run.exit_code);
+    const auto by_type = ClassifyResult(ErrorResult("", error));
+    if (by_exit != FailureClass::kRejectedPermanent && by_type &&
+        by_type->failure == FailureClass::kRejectedPermanent) {
+      error["failure_class"] = std::string(FailureClassName(by_exit));
+    }
+  }
   std::string text = error.value("message", "");
   if (text.empty()) {
     text = "The command for '" + tool + "' reported an error (" +

@@ -9,6 +9,9 @@
 //    with the marker "[keel: output cut at N bytes ...]" (and cannot be JSON any more).
 //  - a JSON object on stdout with an "error" object is a failure whatever the exit status;
 //    its members (type, status, retry_after_ms, failure_class, message, ...) are the error's.
+//    Its class: its failure_class; else what its type (or backend_<status>) means
+//    (failure_classify.h), unless that is rejected_permanent and a nonzero exit status means
+//    something else (exit 75 with {"status": 500} is transient).
 //  - exit != 0: a failure classed by the exit status (command_spec.h ExitCodeClass: 75
 //    rejected_transient, 69 not_sent, others rejected_permanent, unless the catalog maps it).
 //  - killed by a signal, cancelled: ambiguous (command_killed, command_cancelled); the attempt

@@ -102,6 +102,13 @@ TEST_CASE("a JSON error on stdout carries the backend's status and retry-after",
       Exited(1, R"({"error":{"type":"quota","failure_class":"not_sent"}})"), spec, nullptr, "t");
   CHECK(ClassOf(own_class) == FailureClass::kNotSent);
   CHECK(ErrorOf(own_class).at("type") == "quota");
+  // A type keel does not know, or a permanent status, yields to a non-permanent exit status.
+  CHECK(ClassOf(CommandResultOf(Exited(75, R"({"error":{"type":"custom"}})"), spec, nullptr,
+                                "t")) == FailureClass::kRejectedTransient);
+  CHECK(ClassOf(CommandResultOf(Exited(75, R"({"error":{"status":500}})"), spec, nullptr, "t")) ==
+        FailureClass::kRejectedTransient);
+  CHECK(ClassOf(CommandResultOf(Exited(1, R"({"error":{"type":"custom"}})"), spec, nullptr,
+                                "t")) == FailureClass::kRejectedPermanent);
   // Without a status the exit status decides.
   const Json plain = CommandResultOf(Exited(75, R"({"error":{"message":"busy"}})"), spec, nullptr, "t");
   CHECK(ClassOf(plain) == FailureClass::kRejectedTransient);

@@ -9,7 +9,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -253,6 +255,38 @@ TEST_CASE("runs on several threads at once keep their own output", "[process]") 
     CHECK(results[i].exit_code == i);
     CHECK(results[i].stdout_data == "thread " + std::to_string(i));
   }
+}
+
+}  // namespace
+}  // namespace keel
+
+namespace keel {
+namespace {
+
+TEST_CASE("keel's exit path kills the groups of runs still in progress", "[process]") {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<pid_t> pids;
+  ProcessResult result;
+  std::thread run([&] {
+    CancellationToken never;
+    result = RunProcess(Sh(kStubbornGroup), never, In(60s), [&](std::string_view line) {
+      std::lock_guard<std::mutex> lock(mu);
+      pids.push_back(static_cast<pid_t>(std::stol(std::string(line))));
+      cv.notify_all();
+    });
+  });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return pids.size() == 2; });  // child and grandchild are up
+  }
+  CHECK(KillRunningProcessGroups() == 1);
+  run.join();
+  CHECK(result.end == End::kSignaled);
+  CHECK(result.signal == SIGKILL);
+  CHECK(Gone(pids[0]));
+  CHECK(Gone(pids[1]));
+  CHECK(KillRunningProcessGroups() == 0);
 }
 
 }  // namespace

@@ -69,3 +69,30 @@ TEST_CASE("tools are found by name and described in registration order") {
 
 }  // namespace
 }  // namespace keel
+
+namespace keel {
+namespace {
+
+TEST_CASE("an error that does not match the outputSchema moves to _meta for SDK clients",
+          "[tools]") {
+  ToolSpec spec;
+  spec.output_schema = Json::parse(
+      R"({"type":"object","properties":{"op":{"type":"string"}},"required":["op"]})");
+  const Json error = ErrorResult("no such job", Json{{"type", "backend_404"}, {"status", 404}});
+  const Json sent = ForOutputSchema(spec, error);
+  CHECK_FALSE(sent.contains("structuredContent"));
+  CHECK(sent.at("_meta").at("dev.keel/error") == Json{{"type", "backend_404"}, {"status", 404}});
+  CHECK(sent.at("isError") == true);
+  CHECK(sent.at("content") == error.at("content"));
+  // A result that matches, a success, and a tool without an outputSchema are unchanged.
+  const Json matching = ErrorResult("x", Json());
+  Json with_op = matching;
+  with_op["structuredContent"] = Json{{"op", "op_1"}};
+  CHECK(ForOutputSchema(spec, with_op) == with_op);
+  const Json ok = StructuredResult("ok", Json{{"other", 1}});
+  CHECK(ForOutputSchema(spec, ok) == ok);
+  CHECK(ForOutputSchema(ToolSpec(), error) == error);
+}
+
+}  // namespace
+}  // namespace keel

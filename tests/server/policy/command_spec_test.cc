@@ -124,6 +124,15 @@ TEST_CASE("only a write tool can reference its idempotency key or have a lookup"
             .ok());
 }
 
+TEST_CASE("a read may reference its own required argument named idempotency_key",
+          "[command]") {
+  const CatalogLoad load = LoadCatalog(R"({"tools":[{"name":"find","description":"d",
+      "effect":"read","inputSchema":{"type":"object","properties":{
+      "idempotency_key":{"type":"string"}},"required":["idempotency_key"]},
+      "run":{"command":["lookup","{idempotency_key}"]}}]})");
+  CHECK(load.ok());
+}
+
 TEST_CASE("a lookup may reference the idempotency key only", "[command]") {
   const CatalogLoad load =
       LoadWithRun(R"({"command":["x"],"lookup":{"command":["y","{job}"],"timeoutMs":0}})",
