@@ -152,7 +152,9 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
   app.add_option("--catalog", o.catalog_file,
                  "Tool catalog (JSON, see docs/catalog.md): the tools keel serves with their "
                  "effect class, backend, timeouts, retry policy, idempotency key components, "
-                 "approval and taskSupport. Each entry names one of keel's implementations. "
+                 "approval and taskSupport. Each entry names one of keel's implementations, or "
+                 "has run.command: a program keel runs for each call (an argv, never a shell; "
+                 "relative paths start from the catalog's directory; see examples/deploy-api). "
                  "Validated completely at start-up (exit 78 listing every problem). Default: "
                  "the built-in demo catalog (echo, charge_account, reserve_inventory, "
                  "ledger_lookup, get_deployment_job, restart_deployment_job, "
