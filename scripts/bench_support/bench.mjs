@@ -33,6 +33,7 @@ const USAGE = `usage: scripts/bench [--calls N] [--warmup N] [--inflight 1,16] [
                     [--keel PATH] [--json]
        scripts/bench --cancel ... | --flood ...   (request coordinator benches; scripts/bench --cancel --help)
        scripts/bench --ledger ...   (exactly-once mutations vs SQLite's commit rate; scripts/bench --ledger --help)
+       scripts/bench --command ...  (a command-backed tool vs spawning it directly; scripts/bench --command --help)
   --calls N       measured echo calls per (server, in-flight) run (default 20000)
   --warmup N      warm-up calls before measuring (default 1000)
   --inflight L    comma-separated in-flight counts (default 1,16)
@@ -408,6 +409,10 @@ function report(results, opts, background) {
 
 async function main() {
   const argv = process.argv.slice(2);
+  if (argv.includes('--command')) {
+    const { main: commandMain } = await import('./command_bench.mjs');
+    return commandMain(argv);
+  }
   if (argv.includes('--ledger')) {
     const { main: ledgerMain } = await import('./ledger_bench.mjs');
     return ledgerMain(argv);
