@@ -75,7 +75,7 @@ TEST_CASE("a command gets its arguments in argv and on stdin, and only keel's va
         "a b; $(id)||test|show|kx-7|1|kx-7/1|0|unset|deadline|{\"job\":\"a b; $(id)\"}");
 }
 
-TEST_CASE("fd-3 progress lines reach the call's progress; bad lines are ignored", "[command]") {
+TEST_CASE("fd-3 progress lines reach the call's progress and bad lines are ignored", "[command]") {
   CommandTool tool(SpecOf("steps"),
                    Sh("echo '{{\"progress\":1,\"total\":3,\"message\":\"one\"}}' >&3; "
                       "echo 'not json' >&3; echo 2 >&3; echo done"),
