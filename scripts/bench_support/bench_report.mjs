@@ -70,7 +70,7 @@ the same run, and each goal with PASS/MISS (the benches' own verdicts), with a s
   --json-dir DIR  also keep each mode's JSON output there (<mode>.json)
   --from-json DIR run nothing: lay out the <mode>.json files a --json-dir run kept (the machine section
                   and the load figures outside the benches' own are today's, not the run's)
-A full run takes about 5-10 minutes on 2 cores. Progress goes to stderr. Exit 0 when every
+A full run takes about 4-7 minutes on 2 cores. Progress goes to stderr. Exit 0 when every
 mode ran (whatever the goals say), 1 when one failed to run (the report says which), 2 on usage.`;
 
 function die(msg, code = 2) {
@@ -209,6 +209,7 @@ function fmt(n, d = 0) {
   return typeof n === 'number' && Number.isFinite(n) ? n.toFixed(d) : 'n/a';
 }
 const x = (n, d = 2) => `${fmt(n, d)}x`;
+const clip = (str, n) => (str.length > n ? `${str.slice(0, n - 1)}…` : str);
 
 function table(head, rows, align) {
   const a = align ?? head.map((_, i) => (i === 0 ? 'l' : 'r'));
@@ -488,7 +489,9 @@ function report(o, m, runs, t) {
     ['@modelcontextprotocol/sdk', m.sdk_version ?? 'not installed'],
     ['keel', `${m.keel_version ?? '?'}; binary ${m.keel_binary} (${fmt(m.keel_binary_mb, 1)} MB, modified ${m.keel_binary_mtime}, ` +
       `sha256 ${m.keel_binary_sha256}…)`],
-    ['commit', `${m.commit} (${m.commit_subject})${m.uncommitted_changes ? `, with ${m.uncommitted_changes} uncommitted change(s)` : ''}`],
+    ['commit of this tree', `${m.commit} (${clip(m.commit_subject ?? '', 72)})` +
+      `${m.uncommitted_changes ? `, with ${m.uncommitted_changes} uncommitted change(s)` : ''}; the bench scripts are this ` +
+      'tree\'s, the binary\'s own commit is not recorded (`keel --version` prints none)'],
     ['loadavg (1, 5, 15 min)', `${t.loadBefore} before the run, ${t.loadAfter} after (after includes the benches' own load)`],
     ['background CPU use', `${fmt(t.bgBefore, 2)} cores before the run, ${fmt(t.bgAfter, 2)} after, up to ${fmt(worstBg, 2)} ` +
       `in the samples each bench takes with nothing of its own running (idle: under ${BUSY_CORES})`],
