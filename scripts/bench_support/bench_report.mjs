@@ -435,8 +435,10 @@ function report(o, m, runs, t) {
     L.push(`> **The machine was not idle.** These figures come from a shared ${m.cores}-core machine on which other ` +
       `work was running: background CPU use, sampled with no bench running, reached ${fmt(worstBg, 2)} cores ` +
       `(idle means under ${BUSY_CORES}); loadavg ${t.loadBefore} before the run. Absolute rates and above all ` +
-      'the tails (p99, max) are disturbed; ratios within one benchmark, whose sides ran interleaved or ' +
-      'back to back, hold up better. Figures to quote should come from a re-run on a quiet machine.');
+      'the tails (p99, max) are disturbed. The start-up, cancel and command benches interleave their sides, so ' +
+      'their ratios hold up better; the throughput bench runs its rows one after another, so a burst of other ' +
+      'work can land on one row alone and skew the ratios built on it. Figures to quote should come from a ' +
+      're-run on a quiet machine.');
     L.push('');
   }
 
