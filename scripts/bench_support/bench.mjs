@@ -19,12 +19,13 @@
 // Per-call latency is send->response (performance.now(); a batch of requests written
 // together shares one send time). calls/s = calls / wall time of the measured phase.
 import { spawn, execFileSync } from 'node:child_process';
-import { readFileSync, existsSync, statSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { readFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { backgroundLoad } from './machine_load.mjs';
+import { ensureFloor } from './floor.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
@@ -34,6 +35,7 @@ const USAGE = `usage: scripts/bench [--calls N] [--warmup N] [--inflight 1,16] [
        scripts/bench --cancel ... | --flood ...   (request coordinator benches; scripts/bench --cancel --help)
        scripts/bench --ledger ...   (exactly-once mutations vs SQLite's commit rate; scripts/bench --ledger --help)
        scripts/bench --command ...  (a command-backed tool vs spawning it directly; scripts/bench --command --help)
+       scripts/bench --startup ...  (spawn to the initialize response, vs the SDK server; scripts/bench --startup --help)
   --calls N       measured echo calls per (server, in-flight) run (default 20000)
   --warmup N      warm-up calls before measuring (default 1000)
   --inflight L    comma-separated in-flight counts (default 1,16)
@@ -102,21 +104,6 @@ function peakRssMB(pid) {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
-function ensureFloor() {
-  const src = join(here, 'floor.c');
-  const bin = join(repo, 'build', 'bench-floor');
-  if (!existsSync(bin) || statSync(bin).mtimeMs < statSync(src).mtimeMs) {
-    mkdirSync(dirname(bin), { recursive: true });
-    log(`compiling ${src} -> ${bin}`);
-    try {
-      execFileSync('cc', ['-O2', '-o', bin, src], { stdio: ['ignore', 'inherit', 'inherit'] });
-    } catch (e) {
-      throw new ServerFailed(`floor: cc failed (${e.message})`);
-    }
-  }
-  return bin;
-}
-
 function serverSpecs(opts) {
   const all = {
     keel: () => {
@@ -124,7 +111,9 @@ function serverSpecs(opts) {
       return { name: 'keel', cmd: opts.keel, args: [] };
     },
     sdk: () => ({ name: 'sdk', cmd: process.execPath, args: [join(here, 'sdk_echo_server.mjs')] }),
-    floor: () => ({ name: 'floor', cmd: ensureFloor(), args: [] }),
+    floor: () => {
+      try { return { name: 'floor', cmd: ensureFloor(log), args: [] }; } catch (e) { throw new ServerFailed(e.message); }
+    },
   };
   return opts.servers.map((s) => all[s]());
 }
@@ -409,6 +398,10 @@ function report(results, opts, background) {
 
 async function main() {
   const argv = process.argv.slice(2);
+  if (argv.includes('--startup')) {
+    const { main: startupMain } = await import('./startup_bench.mjs');
+    return startupMain(argv);
+  }
   if (argv.includes('--command')) {
     const { main: commandMain } = await import('./command_bench.mjs');
     return commandMain(argv);
