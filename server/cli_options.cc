@@ -143,6 +143,14 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   app.add_option("--log-file", o.log_file, "Append process logs to this file instead of stderr")
       ->envname("KEEL_LOG_FILE");
+  app.add_option("--client-log-level", o.client_log_level,
+                 "Send MCP log messages (notifications/message) at or above this level before "
+                 "the client calls logging/setLevel, which then replaces it (default: none "
+                 "until the client asks). For clients whose setLevel never reaches keel, such "
+                 "as mcp-proxy, which answers it itself")
+      ->envname("KEEL_CLIENT_LOG_LEVEL")
+      ->check(CLI::IsMember({"debug", "info", "notice", "warning", "error", "critical", "alert",
+                             "emergency"}));
   app.add_option("--policy", o.policy_file,
                  "Resilience policy file (JSON, see docs/policy.md): timeouts, retries, retry "
                  "budget, breaker and shadow settings per tool. Validated completely at "

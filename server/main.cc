@@ -330,6 +330,9 @@ int RunKeel(int argc, char** argv) {
   session_options.writes_blocked = [ledger] { return keel::WritesBlocked(ledger->Db()); };
   session_options.trace = trace.get();
   session_options.trace_arguments = flags.trace_arguments;
+  if (!flags.client_log_level.empty()) {
+    session_options.client_log_level = keel::ParseLogLevel(flags.client_log_level);
+  }
 
   keel::Session* session = nullptr;
   bool peer_gone = false;
