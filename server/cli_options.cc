@@ -228,6 +228,13 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
                "latch_release, fail, flaky_read, flaky_write, flaky_idempotent (a --catalog "
                "may describe them too)")
       ->envname("KEEL_TEST_TOOLS");
+  app.add_flag("--conformance-fixtures", o.conformance_fixtures,
+               "Also serve the tools the official MCP conformance suite calls: "
+               "test_simple_text, test_image_content, test_audio_content, "
+               "test_embedded_resource, test_multiple_content_types, test_tool_with_logging, "
+               "test_error_handling, test_tool_with_progress, json_schema_2020_12_tool "
+               "(scripts/conformance_suite)")
+      ->envname("KEEL_CONFORMANCE_FIXTURES");
 
   try {
     app.parse(argc, argv);
