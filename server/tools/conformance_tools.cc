@@ -80,27 +80,23 @@ std::vector<std::unique_ptr<Tool>> MakeConformanceTools(Millis step_delay) {
   }));
   tools.push_back(Fixture("test_image_content", "returns a 1x1 red PNG image.",
                           [](ToolContext&) { return Content({Image()}); }));
-  tools.push_back(Fixture("test_audio_content", "returns a short silent WAV audio clip.",
-                          [](ToolContext&) {
-                            return Content({{{"type", "audio"},
-                                             {"data", kSilentWav},
-                                             {"mimeType", "audio/wav"}}});
-                          }));
-  tools.push_back(Fixture("test_embedded_resource", "returns an embedded text resource.",
-                          [](ToolContext&) {
-                            return Content({Resource("test://embedded-resource", "text/plain",
-                                                     "This is an embedded resource content.")});
-                          }));
-  tools.push_back(Fixture("test_multiple_content_types",
-                          "returns a text block, an image and an embedded JSON resource.",
-                          [](ToolContext&) {
-                            return Content({Text("Multiple content types test:"), Image(),
-                                            Resource("test://mixed-content-resource",
-                                                     "application/json",
-                                                     R"({"test":"data","value":123})")});
-                          }));
-  tools.push_back(Fixture("test_tool_with_logging",
-                          "sends three info log messages while it runs.",
+  tools.push_back(
+      Fixture("test_audio_content", "returns a short silent WAV audio clip.", [](ToolContext&) {
+        return Content({{{"type", "audio"}, {"data", kSilentWav}, {"mimeType", "audio/wav"}}});
+      }));
+  tools.push_back(
+      Fixture("test_embedded_resource", "returns an embedded text resource.", [](ToolContext&) {
+        return Content({Resource("test://embedded-resource", "text/plain",
+                                 "This is an embedded resource content.")});
+      }));
+  tools.push_back(
+      Fixture("test_multiple_content_types",
+              "returns a text block, an image and an embedded JSON resource.", [](ToolContext&) {
+                return Content({Text("Multiple content types test:"), Image(),
+                                Resource("test://mixed-content-resource", "application/json",
+                                         R"({"test":"data","value":123})")});
+              }));
+  tools.push_back(Fixture("test_tool_with_logging", "sends three info log messages while it runs.",
                           [step_delay](ToolContext& ctx) {
                             ctx.Log(LogLevel::kInfo, "Tool execution started");
                             Pause(ctx, step_delay);
@@ -109,33 +105,33 @@ std::vector<std::unique_ptr<Tool>> MakeConformanceTools(Millis step_delay) {
                             ctx.Log(LogLevel::kInfo, "Tool execution completed");
                             return TextResult("Tool with logging executed successfully");
                           }));
-  tools.push_back(Fixture("test_error_handling", "always returns an error result.",
-                          [](ToolContext&) {
-                            return ErrorResult(
-                                "This tool intentionally returns an error for testing");
+  tools.push_back(
+      Fixture("test_error_handling", "always returns an error result.", [](ToolContext&) {
+        return ErrorResult("This tool intentionally returns an error for testing");
+      }));
+  tools.push_back(Fixture("test_tool_with_progress", "reports progress 0, 50 and 100 of 100.",
+                          [step_delay](ToolContext& ctx) {
+                            ctx.ReportProgress(0, 100);
+                            Pause(ctx, step_delay);
+                            ctx.ReportProgress(50, 100);
+                            Pause(ctx, step_delay);
+                            ctx.ReportProgress(100, 100);
+                            // keel sends at most one progress notification per request every 50 ms
+                            // and drops a value still held back when the call completes (the answer
+                            // says it finished): the last step gets its turn before the tool
+                            // returns.
+                            Pause(ctx, step_delay);
+                            return TextResult("Tool with progress executed successfully");
                           }));
   tools.push_back(Fixture(
-      "test_tool_with_progress", "reports progress 0, 50 and 100 of 100.",
-      [step_delay](ToolContext& ctx) {
-        ctx.ReportProgress(0, 100);
-        Pause(ctx, step_delay);
-        ctx.ReportProgress(50, 100);
-        Pause(ctx, step_delay);
-        ctx.ReportProgress(100, 100);
-        // keel sends at most one progress notification per request every 50 ms and drops a
-        // value still held back when the call completes (the answer says it finished): the
-        // last step gets its turn before the tool returns.
-        Pause(ctx, step_delay);
-        return TextResult("Tool with progress executed successfully");
-      }));
-  tools.push_back(Fixture("json_schema_2020_12_tool",
-                          "an inputSchema with JSON Schema 2020-12 keywords ($schema, $defs, "
-                          "$ref); says which arguments it got.",
-                          [](ToolContext& ctx) {
-                            return TextResult("Received arguments: " + ctx.arguments().dump(
-                                                  -1, ' ', false, Json::error_handler_t::replace));
-                          },
-                          kSchema2020_12));
+      "json_schema_2020_12_tool",
+      "an inputSchema with JSON Schema 2020-12 keywords ($schema, $defs, "
+      "$ref); says which arguments it got.",
+      [](ToolContext& ctx) {
+        return TextResult("Received arguments: " +
+                          ctx.arguments().dump(-1, ' ', false, Json::error_handler_t::replace));
+      },
+      kSchema2020_12));
   return tools;
 }
 

@@ -2,13 +2,13 @@
 // (@modelcontextprotocol/conformance 0.1.16, dist/index.js, `server` scenarios).
 #include "server/tools/conformance_tools.h"
 
-#include <catch2/catch.hpp>
-
 #include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "protocol/schema_validator.h"
 #include "server/tool_registry.h"
@@ -99,7 +99,8 @@ TEST_CASE("test_multiple_content_types returns text, image and resource blocks i
   Fixtures fixtures;
   const Json result = CallWithout(fixtures["test_multiple_content_types"]);
   REQUIRE(result["content"].size() == 3);
-  CHECK(result["content"][0] == Json::parse(R"({"type":"text","text":"Multiple content types test:"})"));
+  CHECK(result["content"][0] ==
+        Json::parse(R"({"type":"text","text":"Multiple content types test:"})"));
   CHECK(result["content"][1]["type"] == "image");
   CHECK(result["content"][2]["resource"]["uri"] == "test://mixed-content-resource");
   CHECK(Json::parse(result["content"][2]["resource"]["text"].get<std::string>()) ==
@@ -143,14 +144,16 @@ TEST_CASE("a cancelled call of a fixture with steps stops at its first pause") {
   CancellationToken token;
   token.Cancel();
   int reports = 0;
-  ToolContext ctx(Json::object(), token, [&](double, std::optional<double>, std::string) { ++reports; });
+  ToolContext ctx(Json::object(), token,
+                  [&](double, std::optional<double>, std::string) { ++reports; });
   CHECK_THROWS_AS(fixtures["test_tool_with_progress"].Call(ctx), CallCancelled);
   CHECK(reports == 1);
 }
 
 TEST_CASE("json_schema_2020_12_tool lists its 2020-12 keywords unchanged and enforces its $ref") {
   ToolRegistry registry;
-  for (auto& tool : MakeConformanceTools(Millis(0))) REQUIRE(registry.Register(std::move(tool)).empty());
+  for (auto& tool : MakeConformanceTools(Millis(0)))
+    REQUIRE(registry.Register(std::move(tool)).empty());
   const Tool* tool = registry.Find("json_schema_2020_12_tool");
   REQUIRE(tool != nullptr);
   const Json listed = ToolRegistry::Describe(tool->spec(), false)["inputSchema"];

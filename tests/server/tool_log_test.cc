@@ -1,14 +1,14 @@
 // A tool's log messages (ToolContext::Log) reach the client as MCP notifications/message
 // through the session's ClientLog: at the client's level, before the call's answer, never
 // after the call settled.
-#include <catch2/catch.hpp>
-
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 #include <utility>
+
+#include <catch2/catch.hpp>
 
 #include "session_harness.h"
 
@@ -93,7 +93,8 @@ TEST_CASE("a tool's log messages wait for the client's level unless keel starts 
     h.Initialize();
     h.Send(h.Call(1, "three_logs", Json::object()));
     CHECK(h.sink().WithMethod("notifications/message").size() == 2);  // not the debug one
-    h.Send(R"({"jsonrpc":"2.0","id":"lvl","method":"logging/setLevel","params":{"level":"error"}})");
+    h.Send(
+        R"({"jsonrpc":"2.0","id":"lvl","method":"logging/setLevel","params":{"level":"error"}})");
     h.Send(h.Call(2, "three_logs", Json::object()));
     CHECK(h.sink().WithMethod("notifications/message").size() == 3);  // only "three" more
   }
