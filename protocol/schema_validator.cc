@@ -150,11 +150,65 @@ bool TypeMatches(std::string_view name, const json& value) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// References. Only `#/$defs/<name>` into the root schema's own $defs: enough for the shared
+// sub-schemas that tool schemas use, and every reference can be checked at registration.
+
+constexpr std::string_view kDefsPrefix = "#/$defs/";
+
+// The schema `ref` names in `root`, or null when it names none.
+const json* ResolveRef(const json& root, const std::string& ref) {
+  if (ref.rfind(kDefsPrefix, 0) != 0 || !root.is_object()) return nullptr;
+  const auto defs = root.find("$defs");
+  if (defs == root.end() || !defs->is_object()) return nullptr;
+  std::string name;  // one JSON Pointer token: ~1 is '/', ~0 is '~'; no '/' of its own
+  const std::string token = ref.substr(kDefsPrefix.size());
+  for (std::size_t i = 0; i < token.size(); ++i) {
+    if (token[i] == '/') return nullptr;
+    if (token[i] != '~') {
+      name += token[i];
+    } else if (i + 1 < token.size() && (token[i + 1] == '0' || token[i + 1] == '1')) {
+      name += token[++i] == '0' ? '~' : '/';
+    } else {
+      return nullptr;
+    }
+  }
+  const auto target = defs->find(name);
+  return target == defs->end() ? nullptr : &*target;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Schema shape checks. `strict` rejects unknown keywords (registration); lenient ignores them
 // (validation), matching JSON Schema's rule that unknown keywords are not constraints.
 
+struct CheckState {
+  const json& root;  // where $ref resolves
+  bool strict;
+};
+
 std::optional<std::string> CheckSchema(const json& schema, const std::string& pointer, int depth,
-                                       bool strict);
+                                       const CheckState& state);
+
+// A $ref's problem, or nullopt. A chain of references that comes back to itself without
+// descending into the instance would never end, so it is refused here.
+std::optional<std::string> CheckRef(const json& value, const json& root) {
+  if (!value.is_string()) return std::string("must be a string, got ") + TypeName(value);
+  const std::string& ref = value.get_ref<const std::string&>();
+  if (ref.rfind(kDefsPrefix, 0) != 0 || ref.find('%') != std::string::npos) {
+    return "only references to " + std::string(kDefsPrefix) +
+           "<name> in the same schema are supported, got " + Preview(value);
+  }
+  const json* target = ResolveRef(root, ref);
+  if (target == nullptr) return Preview(value) + " names no schema under the root's $defs";
+  std::set<const json*> seen = {target};
+  while (target->is_object()) {
+    const auto next = target->find("$ref");
+    if (next == target->end() || !next->is_string()) break;
+    target = ResolveRef(root, next->get<std::string>());
+    if (target == nullptr) break;  // reported where that $ref is
+    if (!seen.insert(target).second) return "the references from " + Preview(value) + " form a cycle";
+  }
+  return std::nullopt;
+}
 
 std::optional<std::string> CheckTypeKeyword(const json& value) {
   auto known = [](const json& name) {
@@ -177,26 +231,29 @@ std::optional<std::string> CheckTypeKeyword(const json& value) {
 // Returns a problem with the keyword's value (without location), or nullopt; nested schemas are
 // checked by CheckSchema and return complete messages through `nested`.
 std::optional<std::string> CheckKeyword(const std::string& key, const json& value, const std::string& at,
-                                        int depth, bool strict, std::optional<std::string>& nested) {
+                                        int depth, const CheckState& state,
+                                        std::optional<std::string>& nested) {
   const std::string got = std::string(", got ") + TypeName(value);
   if (key == "type") return CheckTypeKeyword(value);
-  if (key == "properties") {
+  if (key == "properties" || key == "$defs") {
     if (!value.is_object()) return "must be an object" + got;
     for (const auto& [name, sub] : value.items()) {
-      nested = CheckSchema(sub, PointerChild(at, name), depth + 1, strict);
+      nested = CheckSchema(sub, PointerChild(at, name), depth + 1, state);
       if (nested) return std::nullopt;
     }
+  } else if (key == "$ref") {
+    return CheckRef(value, state.root);
   } else if (key == "items") {
     if (!value.is_array()) {
-      nested = CheckSchema(value, at, depth + 1, strict);
+      nested = CheckSchema(value, at, depth + 1, state);
       return std::nullopt;
     }
     for (std::size_t i = 0; i < value.size(); ++i) {
-      nested = CheckSchema(value[i], at + "/" + std::to_string(i), depth + 1, strict);
+      nested = CheckSchema(value[i], at + "/" + std::to_string(i), depth + 1, state);
       if (nested) return std::nullopt;
     }
   } else if (key == "additionalProperties") {
-    nested = CheckSchema(value, at, depth + 1, strict);
+    nested = CheckSchema(value, at, depth + 1, state);
   } else if (key == "required") {
     if (!value.is_array()) return "must be an array of property names" + got;
     std::set<std::string> seen;
@@ -218,14 +275,14 @@ std::optional<std::string> CheckKeyword(const std::string& key, const json& valu
     if (!value.is_string()) return "must be a string" + got;
   } else if (key == "examples") {
     if (!value.is_array()) return "must be an array" + got;
-  } else if (key != "default" && strict) {
+  } else if (key != "default" && state.strict) {
     return "unsupported keyword";
   }
   return std::nullopt;
 }
 
 std::optional<std::string> CheckSchema(const json& schema, const std::string& pointer, int depth,
-                                       bool strict) {
+                                       const CheckState& state) {
   if (depth > kMaxDepth) return pointer + ": schema " + TooDeep();
   if (schema.is_boolean()) return std::nullopt;
   if (!schema.is_object()) {
@@ -234,17 +291,18 @@ std::optional<std::string> CheckSchema(const json& schema, const std::string& po
   for (const auto& [key, value] : schema.items()) {
     const std::string at = PointerChild(pointer, key);
     std::optional<std::string> nested;
-    if (auto problem = CheckKeyword(key, value, at, depth, strict, nested)) return at + ": " + *problem;
+    if (auto problem = CheckKeyword(key, value, at, depth, state, nested)) return at + ": " + *problem;
     if (nested) return nested;
   }
   return std::nullopt;
 }
 
 // ---------------------------------------------------------------------------------------------
-// Validation. The schema has passed CheckSchema, so keyword values have the expected shapes.
+// Validation. The schema has passed CheckSchema, so keyword values have the expected shapes and
+// every $ref resolves. `root` is the schema that $ref resolves in.
 
-std::optional<std::string> Validate(const json& schema, const json& instance, const std::string& path,
-                                    int depth);
+std::optional<std::string> Validate(const json& root, const json& schema, const json& instance,
+                                    const std::string& path, int depth);
 
 std::optional<std::string> ValidateNumber(const json& schema, const json& instance,
                                           const std::string& path) {
@@ -294,8 +352,8 @@ std::optional<std::string> ValidateString(const json& schema, const json& instan
   return CheckCount(schema, "minLength", "maxLength", length, description, path);
 }
 
-std::optional<std::string> ValidateArray(const json& schema, const json& instance, const std::string& path,
-                                         int depth) {
+std::optional<std::string> ValidateArray(const json& root, const json& schema, const json& instance,
+                                         const std::string& path, int depth) {
   const std::string count =
       "array has " + std::to_string(instance.size()) + (instance.size() == 1 ? " item" : " items");
   if (auto error = CheckCount(schema, "minItems", "maxItems", instance.size(), count, path)) return error;
@@ -305,13 +363,13 @@ std::optional<std::string> ValidateArray(const json& schema, const json& instanc
   for (std::size_t i = 0; i < checked; ++i) {
     const json& item_schema = items->is_array() ? (*items)[i] : *items;
     const std::string item_path = path + "[" + std::to_string(i) + "]";
-    if (auto error = Validate(item_schema, instance[i], item_path, depth + 1)) return error;
+    if (auto error = Validate(root, item_schema, instance[i], item_path, depth + 1)) return error;
   }
   return std::nullopt;
 }
 
-std::optional<std::string> ValidateObject(const json& schema, const json& instance, const std::string& path,
-                                          int depth) {
+std::optional<std::string> ValidateObject(const json& root, const json& schema, const json& instance,
+                                          const std::string& path, int depth) {
   if (auto required = schema.find("required"); required != schema.end()) {
     for (const json& name : *required) {
       if (!instance.contains(name.get<std::string>())) {
@@ -325,7 +383,7 @@ std::optional<std::string> ValidateObject(const json& schema, const json& instan
   for (const auto& [name, property_schema] : properties.items()) {
     auto value = instance.find(name);
     if (value == instance.end()) continue;
-    if (auto error = Validate(property_schema, *value, ChildPath(path, name), depth + 1)) return error;
+    if (auto error = Validate(root, property_schema, *value, ChildPath(path, name), depth + 1)) return error;
   }
   auto additional = schema.find("additionalProperties");
   if (additional == schema.end()) return std::nullopt;
@@ -334,17 +392,24 @@ std::optional<std::string> ValidateObject(const json& schema, const json& instan
     if (additional->is_boolean() && !additional->get<bool>()) {
       return path + ": unexpected property '" + Printable(name) + "'";
     }
-    if (auto error = Validate(*additional, value, ChildPath(path, name), depth + 1)) return error;
+    if (auto error = Validate(root, *additional, value, ChildPath(path, name), depth + 1)) return error;
   }
   return std::nullopt;
 }
 
-std::optional<std::string> Validate(const json& schema, const json& instance, const std::string& path,
-                                    int depth) {
+std::optional<std::string> Validate(const json& root, const json& schema, const json& instance,
+                                    const std::string& path, int depth) {
   if (depth > kMaxDepth) return path + ": schema " + TooDeep();
   if (schema.is_boolean()) {
     if (schema.get<bool>()) return std::nullopt;
     return path + ": no value is allowed here";
+  }
+  // 2020-12: $ref applies alongside its sibling keywords (draft 7 ignored the siblings).
+  // Following one counts as a level, so no chain of references can recurse without bound.
+  if (auto ref = schema.find("$ref"); ref != schema.end()) {
+    const json* target = ResolveRef(root, ref->get<std::string>());
+    if (target == nullptr) return path + ": schema is invalid: unresolvable $ref " + Preview(*ref);
+    if (auto error = Validate(root, *target, instance, path, depth + 1)) return error;
   }
   if (auto type = schema.find("type"); type != schema.end()) {
     const json types = type->is_array() ? *type : json::array({*type});
@@ -367,8 +432,8 @@ std::optional<std::string> Validate(const json& schema, const json& instance, co
   }
   if (instance.is_number()) return ValidateNumber(schema, instance, path);
   if (instance.is_string()) return ValidateString(schema, instance, path);
-  if (instance.is_array()) return ValidateArray(schema, instance, path, depth);
-  if (instance.is_object()) return ValidateObject(schema, instance, path, depth);
+  if (instance.is_array()) return ValidateArray(root, schema, instance, path, depth);
+  if (instance.is_object()) return ValidateObject(root, schema, instance, path, depth);
   return std::nullopt;
 }
 
@@ -377,10 +442,10 @@ std::optional<std::string> Validate(const json& schema, const json& instance, co
 std::optional<std::string> ValidateSchema(const json& schema, const json& instance,
                                           const std::string& root_name) {
   try {
-    if (auto problem = CheckSchema(schema, "#", 0, /*strict=*/false)) {
+    if (auto problem = CheckSchema(schema, "#", 0, CheckState{schema, /*strict=*/false})) {
       return root_name + ": schema is invalid: " + *problem;
     }
-    return Validate(schema, instance, root_name, 0);
+    return Validate(schema, schema, instance, root_name, 0);
   } catch (const std::exception& e) {
     // Not expected once the schema has been checked; reported rather than thrown so a tool call
     // fails cleanly instead of taking down the request.
@@ -393,7 +458,7 @@ std::optional<std::string> ValidateSchema(const json& schema, const json& instan
 std::optional<std::string> ValidateCheckedSchema(const json& schema, const json& instance,
                                                  const std::string& root_name) {
   try {
-    return Validate(schema, instance, root_name, 0);
+    return Validate(schema, schema, instance, root_name, 0);
   } catch (const std::exception& e) {
     return root_name + ": could not validate: " + e.what();
   } catch (...) {
@@ -403,7 +468,7 @@ std::optional<std::string> ValidateCheckedSchema(const json& schema, const json&
 
 std::optional<std::string> CheckSchemaWellFormed(const json& schema) {
   try {
-    return CheckSchema(schema, "#", 0, /*strict=*/true);
+    return CheckSchema(schema, "#", 0, CheckState{schema, /*strict=*/true});
   } catch (const std::exception& e) {
     return std::string("schema could not be checked: ") + e.what();
   } catch (...) {

@@ -1,6 +1,6 @@
 #pragma once
 // Schema validator: checks a tool call's `arguments` against the tool's `inputSchema`, a small
-// subset of JSON Schema (draft 7 semantics), and reports the first problem as one readable
+// subset of JSON Schema (draft 7 semantics, but $ref as in 2020-12), and reports the first problem as one readable
 // message naming where it is ("arguments.tags[2]: expected string, got integer").
 //
 // Supported keywords:
@@ -12,8 +12,15 @@
 //   minItems, maxItems, items (one schema for every item, or an array applied positionally;
 //         items past the end of the array form are unconstrained),
 //   properties, required, additionalProperties (a boolean or a schema),
+//   $defs (named schemas, checked like any other) and $ref, only in the form "#/$defs/<name>"
+//         naming an entry of the root schema's $defs (a JSON Pointer token: ~0 is '~', ~1 is
+//         '/'). As in 2020-12, MCP's default dialect, a $ref applies together with its sibling
+//         keywords (draft 7 ignored them). Any other reference, one naming no entry, and a
+//         chain of references that loops without descending into the instance make the
+//         schema malformed, so every reference a registered tool declares is enforced,
 //   annotations, which are checked for shape but never affect validation: title, description,
-//         $comment, $schema, default, examples.
+//         $comment, $schema (any URI: the dialect is always the one described here), default,
+//         examples.
 // The schemas `true` (accept everything) and `false` (reject everything) are supported anywhere a
 // schema may appear.
 //

@@ -143,6 +143,14 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
   app.add_option("--log-file", o.log_file, "Append process logs to this file instead of stderr")
       ->envname("KEEL_LOG_FILE");
+  app.add_option("--client-log-level", o.client_log_level,
+                 "Send MCP log messages (notifications/message) at or above this level before "
+                 "the client calls logging/setLevel, which then replaces it (default: none "
+                 "until the client asks). For clients whose setLevel never reaches keel, such "
+                 "as mcp-proxy, which answers it itself")
+      ->envname("KEEL_CLIENT_LOG_LEVEL")
+      ->check(CLI::IsMember({"debug", "info", "notice", "warning", "error", "critical", "alert",
+                             "emergency"}));
   app.add_option("--policy", o.policy_file,
                  "Resilience policy file (JSON, see docs/policy.md): timeouts, retries, retry "
                  "budget, breaker and shadow settings per tool. Validated completely at "
@@ -220,6 +228,13 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
                "latch_release, fail, flaky_read, flaky_write, flaky_idempotent (a --catalog "
                "may describe them too)")
       ->envname("KEEL_TEST_TOOLS");
+  app.add_flag("--conformance-fixtures", o.conformance_fixtures,
+               "Also serve the tools the official MCP conformance suite calls: "
+               "test_simple_text, test_image_content, test_audio_content, "
+               "test_embedded_resource, test_multiple_content_types, test_tool_with_logging, "
+               "test_error_handling, test_tool_with_progress, json_schema_2020_12_tool "
+               "(scripts/conformance_suite)")
+      ->envname("KEEL_CONFORMANCE_FIXTURES");
 
   try {
     app.parse(argc, argv);

@@ -37,6 +37,11 @@ struct CliOptions {
   long long task_max_ttl_ms = 24LL * 3600 * 1000;  // 0: unlimited
   long long task_poll_interval_ms = 1000;
   bool test_tools = false;
+  // Also serve the fixtures of the official MCP conformance suite (test_simple_text, ...).
+  bool conformance_fixtures = false;
+  // MCP log messages (notifications/message) sent before the client calls logging/setLevel:
+  // at or above this level; empty: none until the client asks.
+  std::string client_log_level;
   // Kill switch for writes (OPS-2): --block-writes turns the persisted switch on at start-up.
   bool block_writes = false;
   // The resilience policy file (BUD-1); empty = the built-in policy. SIGHUP reloads it.

@@ -3,10 +3,13 @@
 //
 // Invariants:
 //  1. Nothing is sent before the client calls logging/setLevel (the spec lets the server
-//     choose; hosts that never ask get a quiet stream).
+//     choose; hosts that never ask get a quiet stream), unless keel was started with a
+//     level for them (--client-log-level: for clients whose setLevel never reaches keel,
+//     such as mcp-proxy, which answers it itself).
 //  2. At most kBurst messages at once and kPerSecond on average (token bucket on the
 //     injected clock); the rest are dropped and counted.
-//  3. Messages carry no secrets, arguments or results: only what keel itself observed.
+//  3. keel's own messages carry no secrets, arguments or results: only what keel itself
+//     observed. A tool's messages (ToolContext::Log) are what the tool chose to tell.
 #pragma once
 
 #include <cstdint>

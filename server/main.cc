@@ -33,6 +33,7 @@
 #include "server/trace_log.h"
 #include "server/trace_summary.h"
 #include "server/tools/command_tool.h"
+#include "server/tools/conformance_tools.h"
 #include "server/tools/deployment_tools.h"
 #include "server/tools/echo_tool.h"
 #include "server/tools/ledger_tools.h"
@@ -262,6 +263,12 @@ int RunKeel(int argc, char** argv) {
       implementations.push_back(std::move(tool));
     }
   }
+  if (flags.conformance_fixtures) {
+    for (auto& tool : keel::MakeConformanceTools()) {
+      test_tool_names.insert(tool->spec().name);
+      implementations.push_back(std::move(tool));
+    }
+  }
   // Command-backed tools (issue 8): catalog entries with `run`.
   std::vector<keel::CommandTool*> command_tools;
   auto make_command = [&](keel::ToolSpec spec, const keel::CommandSpec& command) {
@@ -273,7 +280,8 @@ int RunKeel(int argc, char** argv) {
       keel::BindCatalog(*catalog.catalog, std::move(implementations), make_command);
   for (const std::string& problem : bound.problems) std::cerr << "keel: catalog: " << problem << "\n";
   if (!bound.problems.empty()) return kExitConfig;
-  // The catalog's tools, then (with --test-tools) the test tools it does not describe.
+  // The catalog's tools, then (with --test-tools, --conformance-fixtures) the test tools and
+  // fixtures it does not describe.
   std::vector<std::unique_ptr<keel::Tool>> tools = std::move(bound.tools);
   for (auto& tool : bound.unbound) {
     if (test_tool_names.count(tool->spec().name) != 0) tools.push_back(std::move(tool));
@@ -330,6 +338,9 @@ int RunKeel(int argc, char** argv) {
   session_options.writes_blocked = [ledger] { return keel::WritesBlocked(ledger->Db()); };
   session_options.trace = trace.get();
   session_options.trace_arguments = flags.trace_arguments;
+  if (!flags.client_log_level.empty()) {
+    session_options.client_log_level = keel::ParseLogLevel(flags.client_log_level);
+  }
 
   keel::Session* session = nullptr;
   bool peer_gone = false;

@@ -137,6 +137,12 @@ class RequestCoordinator {
 
   // The state of the live call answering `id`, if any (tests and diagnostics).
   std::optional<CallState> StateOf(const Json& id) const;
+  // Whether `generation` is admitted and not settled yet: what its tool sends after the
+  // settle (a log message) is dropped like late progress.
+  bool Unsettled(uint64_t generation) const {
+    const auto it = entries_.find(generation);
+    return it != entries_.end() && !it->second.settlement.settled();
+  }
   // Whether the worker of `generation` has started (tests: a task's work is running).
   bool Started(uint64_t generation) const {
     const auto it = entries_.find(generation);

@@ -66,6 +66,7 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
       policy_(std::make_shared<const Policy>(
           BuiltinPolicyWithTimeouts(ToMillis(options_.call_limits.idle),
                                     ToMillis(options_.call_limits.max)))) {
+  if (options_.client_log_level) client_log_.SetLevel(*options_.client_log_level);
   shared_ = std::make_shared<WorkerShared>();
   shared_->trace = options_.trace;
   shared_->writes_blocked = options_.writes_blocked;

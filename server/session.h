@@ -68,6 +68,9 @@ struct SessionOptions {
   // cancel. Null: no trace. `trace_arguments` adds the call's arguments (--trace-arguments).
   TraceLog* trace = nullptr;
   bool trace_arguments = false;
+  // The client log level until the client sets one (--client-log-level); nullopt: no
+  // notifications/message before logging/setLevel.
+  std::optional<LogLevel> client_log_level;
 };
 
 // OPS-3: whether a call of `spec` carries the approval it needs (always true when the tool

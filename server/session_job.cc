@@ -295,6 +295,12 @@ WorkerPool::Job Session::MakeJob(uint64_t generation, std::shared_ptr<CallContro
                         coordinator_.Progress(generation, progress, total, std::move(text));
                       });
                     });
+    ctx.set_log([this, loop, generation, tool](LogLevel level, std::string message) {
+      loop->Post([this, generation, level, tool, message = std::move(message)]() mutable {
+        if (!coordinator_.Unsettled(generation)) return;  // late, like progress after a settle
+        client_log_.Log(level, tool->spec().name, std::move(message));
+      });
+    });
     ctx.set_meta(std::move(meta));
     ctx.set_identity(std::move(identity));
     ctx.set_key_components(tool->spec().key_components);

@@ -5,7 +5,8 @@
 // shared by concurrent calls, so Call() must be reentrant.
 // Cancellation is cooperative: a tool calls ctx.checkpoint() between steps, checks
 // ctx.cancelled(), or waits on ctx.token(); its worker slot is free as soon as it returns.
-// Whatever it returns after a cancel or a timeout is discarded by the RequestCoordinator.
+// Whatever it returns after a cancel or a timeout is discarded by the RequestCoordinator,
+// and so are its progress and log messages.
 #pragma once
 
 #include <functional>
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/cancellation.h"
+#include "server/client_log.h"
 #include "server/clock.h"
 #include "server/policy/policy_types.h"
 
@@ -75,6 +77,7 @@ class ToolContext {
  public:
   using ProgressFn =
       std::function<void(double progress, std::optional<double> total, std::string message)>;
+  using LogFn = std::function<void(LogLevel level, std::string message)>;
 
   ToolContext(Json arguments, CancellationToken token, ProgressFn progress)
       : arguments_(std::move(arguments)), token_(std::move(token)), progress_(std::move(progress)) {}
@@ -126,6 +129,15 @@ class ToolContext {
     if (progress_) progress_(progress, total, std::move(message));
   }
 
+  // Sends `message` to the client as an MCP log message (notifications/message, the tool's
+  // name as its logger) if the client's logging level lets it through; rate-limited with
+  // keel's own messages, and dropped once the call has settled. Only what the tool means
+  // the client to read: the message is not filtered for secrets.
+  void set_log(LogFn log) { log_ = std::move(log); }
+  void Log(LogLevel level, std::string message) const {
+    if (log_) log_(level, std::move(message));
+  }
+
  private:
   Json arguments_;
   std::vector<std::string> key_components_;
@@ -134,6 +146,7 @@ class ToolContext {
   TimePoint deadline_ = TimePoint::max();
   CancellationToken token_;
   ProgressFn progress_;
+  LogFn log_;
 };
 
 class Tool {

@@ -242,6 +242,68 @@ TEST_CASE("well-formedness accepts a typical tool schema and rejects unsupported
   CHECK(WellFormed("object") == "#: a schema must be an object or a boolean, got string");
 }
 
+TEST_CASE("a $ref to the root's $defs is enforced, as in the MCP 2020-12 example schema") {
+  // The inputSchema of the official conformance suite's json_schema_2020_12_tool (SEP-1613).
+  json schema = R"({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+      "$defs": {"address": {"type": "object",
+                            "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+      "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+      "additionalProperties": false})"_json;
+  CHECK(WellFormed(schema) == "ok");
+  CHECK(Outcome(schema, R"({"name": "n", "address": {"street": "s", "city": "c"}})"_json) == "valid");
+  CHECK(Outcome(schema, R"({"address": {"city": 5}})"_json) ==
+        "arguments.address.city: expected string, got integer");
+  CHECK(Outcome(schema, R"({"address": "x"})"_json) == "arguments.address: expected object, got string");
+  CHECK(Outcome(schema, R"({"zip": 1})"_json) == "arguments: unexpected property 'zip'");
+  CHECK(keel::ValidateCheckedSchema(schema, R"({"address": {"city": 5}})"_json) ==
+        keel::ValidateSchema(schema, R"({"address": {"city": 5}})"_json));
+}
+
+TEST_CASE("a $ref applies together with its sibling keywords and may name a boolean schema") {
+  json schema = R"({"$defs": {"s": {"type": "string"}, "no": false, "a/b~c": {"minimum": 3}},
+      "properties": {"short": {"$ref": "#/$defs/s", "maxLength": 2}, "never": {"$ref": "#/$defs/no"},
+                     "escaped": {"$ref": "#/$defs/a~1b~0c"}}})"_json;
+  CHECK(WellFormed(schema) == "ok");
+  CHECK(Outcome(schema, R"({"short": "ab"})"_json) == "valid");
+  CHECK(Outcome(schema, R"({"short": 5})"_json) == "arguments.short: expected string, got integer");
+  CHECK(Outcome(schema, R"({"short": "abc"})"_json) ==
+        "arguments.short: string has 3 characters, more than maxLength 2");
+  CHECK(Outcome(schema, R"({"never": null})"_json) == "arguments.never: no value is allowed here");
+  CHECK(Outcome(schema, R"({"escaped": 2})"_json) == "arguments.escaped: 2 is less than minimum 3");
+}
+
+TEST_CASE("a recursive $ref that descends into the instance is fine and stays depth bounded") {
+  json schema = R"({"$defs": {"node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/node"}},
+                                        "additionalProperties": false}},
+                    "$ref": "#/$defs/node"})"_json;
+  CHECK(WellFormed(schema) == "ok");
+  CHECK(Outcome(schema, R"({"child": {"child": {}}})"_json) == "valid");
+  CHECK(Outcome(schema, R"({"child": {"child": {"x": 1}}})"_json) ==
+        "arguments.child.child: unexpected property 'x'");
+  json deep = json::object();
+  for (int i = 0; i < 100; ++i) deep = json{{"child", std::move(deep)}};
+  CHECK(Outcome(schema, deep).find("schema nests deeper than 64 levels") != std::string::npos);
+}
+
+TEST_CASE("references other than to the root's $defs, dangling ones and loops are malformed") {
+  CHECK(WellFormed(R"({"properties": {"a": {"$ref": "#/definitions/x"}}})"_json) ==
+        "#/properties/a/$ref: only references to #/$defs/<name> in the same schema are supported, "
+        "got \"#/definitions/x\"");
+  CHECK(WellFormed(R"({"$ref": "https://example.com/s.json"})"_json).find("only references to") !=
+        std::string::npos);
+  CHECK(WellFormed(R"({"$defs": {"a b": true}, "$ref": "#/$defs/a%20b"})"_json).find("only references to") !=
+        std::string::npos);
+  CHECK(WellFormed(R"({"$ref": "#/$defs/missing"})"_json) ==
+        "#/$ref: \"#/$defs/missing\" names no schema under the root's $defs");
+  CHECK(WellFormed(R"({"$ref": 3})"_json) == "#/$ref: must be a string, got integer");
+  CHECK(WellFormed(R"({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}})"_json) ==
+        "#/$defs/a/$ref: the references from \"#/$defs/b\" form a cycle");
+  CHECK(WellFormed(R"({"$defs": {"a": {"pattern": "x"}}})"_json) == "#/$defs/a/pattern: unsupported keyword");
+  CHECK(WellFormed(R"({"$defs": []})"_json) == "#/$defs: must be an object, got array");
+  // Validation reports such a schema as invalid instead of guessing.
+  CHECK(Outcome(R"({"$ref": "#/$defs/missing"})"_json, 1).rfind("arguments: schema is invalid: #/$ref", 0) == 0);
+}
+
 TEST_CASE("schema nesting past the depth bound is reported, not recursed into") {
   json deep = json::object();
   for (int i = 0; i < 200; ++i) deep = json{{"items", std::move(deep)}};

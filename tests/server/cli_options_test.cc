@@ -26,7 +26,8 @@ class CleanKeelEnv {
   CleanKeelEnv() {
     for (const char* name : {"KEEL_CONFIG", "KEEL_WORKERS", "KEEL_MAX_INFLIGHT",
                              "KEEL_MAX_LINE_BYTES", "KEEL_SHUTDOWN_GRACE", "KEEL_PAGE_SIZE",
-                             "KEEL_LOG_LEVEL", "KEEL_LOG_FILE", "KEEL_TEST_TOOLS"}) {
+                             "KEEL_LOG_LEVEL", "KEEL_LOG_FILE", "KEEL_TEST_TOOLS",
+                             "KEEL_CONFORMANCE_FIXTURES", "KEEL_CLIENT_LOG_LEVEL"}) {
       const char* value = getenv(name);
       saved_.emplace_back(name, value ? std::optional<std::string>(value) : std::nullopt);
       unsetenv(name);
@@ -77,6 +78,8 @@ TEST_CASE("without arguments every setting has its documented default") {
   CHECK(o.log_file.empty());
   CHECK(o.config_file.empty());
   CHECK_FALSE(o.test_tools);
+  CHECK_FALSE(o.conformance_fixtures);
+  CHECK(o.client_log_level.empty());
   CHECK(o.workers >= 2);  // 0 means hardware threads, at least 2
 }
 
@@ -107,6 +110,21 @@ TEST_CASE("every flag parses into its option") {
   CHECK(o.log_file == "/tmp/keel.log");
   CHECK(o.test_tools);
   CHECK(Parse({"--workers=3"}).options.workers == 3);
+}
+
+TEST_CASE("conformance fixtures and a client log level before setLevel are opt-in flags") {
+  CleanKeelEnv env;
+  const CliParse parse = Parse({"--conformance-fixtures", "--client-log-level", "debug"});
+  REQUIRE(ExitCode(parse) == -1);
+  CHECK(parse.options.conformance_fixtures);
+  CHECK(parse.options.client_log_level == "debug");
+  // MCP's level names, not the process log's.
+  CHECK(ExitCode(Parse({"--client-log-level", "emergency"})) == -1);
+  CHECK(ExitCode(Parse({"--client-log-level", "warn"})) == 64);
+  env.Set("KEEL_CONFORMANCE_FIXTURES", "true");
+  env.Set("KEEL_CLIENT_LOG_LEVEL", "info");
+  CHECK(Parse({}).options.conformance_fixtures);
+  CHECK(Parse({}).options.client_log_level == "info");
 }
 
 TEST_CASE("an unknown flag or a stray argument is bad usage, exit 64") {

@@ -27,6 +27,8 @@ class SessionHarness {
     for (auto& tool : MakeTestTools()) registry_.Register(std::move(tool));
     session_.set_on_finished([this] { finished_ = true; });
   }
+  // Serves `tool` too (before the first call that uses it); the registry's error, or empty.
+  std::string Register(std::unique_ptr<Tool> tool) { return registry_.Register(std::move(tool)); }
   // Cancels whatever is still in flight so a failed test cannot leave a worker blocked
   // on a latch (the pool joins its threads).
   ~SessionHarness() { session_.ShutdownNow(); }
