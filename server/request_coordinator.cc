@@ -356,7 +356,8 @@ void RequestCoordinator::RunDue() {
         spdlog::warn("tool '{}' ({}) ignored cancellation: its worker is still busy {} ms "
                      "after the call settled",
                      entry->tool, CorrelationId(alarm.generation),
-                     ToMillis(now - entry->accepted));
+                     // The check was scheduled hold_after past the settle.
+                     ToMillis(now - (alarm.when - options_.hold_after)));
         if (on_held_) on_held_();
         break;
     }
