@@ -348,14 +348,17 @@ json PolicyToJson(const Policy& policy) {
   FieldWriter root(out);
   root.Section("defaults", [&](FieldWriter& w) { VisitToolPolicy(policy.defaults, w); });
   root.Section("tools", [&](FieldWriter& tools) {
-    for (const auto& [name, tool] : policy.tools) {
-      tools.Section(name, [&](FieldWriter& w) { VisitToolPolicy(tool, w); });
+    // Not a structured binding: clang 14 (the fuzz build's compiler) cannot capture one.
+    for (const auto& entry : policy.tools) {
+      const ToolPolicy& tool = entry.second;
+      tools.Section(entry.first, [&](FieldWriter& w) { VisitToolPolicy(tool, w); });
     }
   });
   root.Section("retry_budget", [&](FieldWriter& w) { VisitRetryBudget(policy.retry_budget, w); });
   root.Section("backends", [&](FieldWriter& backends) {
-    for (const auto& [name, budget] : policy.backend_retry_budgets) {
-      backends.Section(name, [&](FieldWriter& backend) {
+    for (const auto& entry : policy.backend_retry_budgets) {
+      const RetryBudgetSettings& budget = entry.second;
+      backends.Section(entry.first, [&](FieldWriter& backend) {
         backend.Section("retry_budget", [&](FieldWriter& w) { VisitRetryBudget(budget, w); });
       });
     }
