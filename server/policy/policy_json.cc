@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "protocol/json_parser.h"
 #include "server/policy/policy_validation.h"
 #include "server/tool_registry.h"
 
@@ -19,6 +20,10 @@ constexpr int kMaxAttempts = 10;          // RET-2: a few retries, not a retry s
 constexpr int kMaxMinimumCalls = 100000;
 constexpr int kMaxHalfOpenProbes = 100;
 constexpr double kMaxBurst = 1e6;
+// A valid policy nests 4 levels (tools.<name>.retry.<field>); this leaves room for mistakes
+// worth reporting field by field, and bounds the duplicate-key finder's paths (each frame
+// holds its path) and the recursion of dumping a value into a message.
+constexpr int kMaxPolicyDepth = 16;
 
 std::string Join(const std::string& path, std::string_view key) {
   return path.empty() ? std::string(key) : path + "." + std::string(key);
@@ -265,6 +270,15 @@ PolicyParseResult ParsePolicy(std::string_view json_text) {
   if (json_text.size() > kMaxPolicyBytes) {
     problems.push_back("policy is " + std::to_string(json_text.size()) + " bytes; at most " +
                        std::to_string(kMaxPolicyBytes) + " are read");
+    return result;
+  }
+  // Before parsing: DuplicateKeyFinder keeps the path of every open array and object, so its
+  // memory grows with the square of the depth (8000 nested "[" took 64 MB and 2 s; a 1 MiB
+  // file of them would need 250 GB), and dumping a deep value into a message recurses.
+  // tests/fuzz/regressions/policy/ has one.
+  if (const int depth = JsonNestingDepth(json_text); depth > kMaxPolicyDepth) {
+    problems.push_back("policy nests " + std::to_string(depth) + " levels deep; at most " +
+                       std::to_string(kMaxPolicyDepth) + " are allowed");
     return result;
   }
   json document;
