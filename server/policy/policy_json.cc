@@ -285,7 +285,10 @@ PolicyParseResult ParsePolicy(std::string_view json_text) {
   DuplicateKeyFinder duplicates;
   try {
     document = json::parse(json_text, std::ref(duplicates));
-  } catch (const json::parse_error& error) {
+  } catch (const json::exception& error) {
+    // Every nlohmann exception, not only parse_error: a number too large for a double
+    // ("ratio": 1e400) is out_of_range.406, which used to escape and terminate keel (found by
+    // fuzz_policy; tests/fuzz/regressions/policy/number_overflow_uncaught.json).
     // what() is "[json.exception.parse_error.101] parse error at line 3, column 7: ...".
     std::string message = error.what();
     if (const size_t end = message.find("] "); end != std::string::npos) message.erase(0, end + 2);

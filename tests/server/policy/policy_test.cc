@@ -121,6 +121,16 @@ TEST_CASE("a parse error names its line and column", "[policy]") {
   CHECK(parsed.problems[0].rfind("parse error at line 3, column 13", 0) == 0);
 }
 
+// A fuzz_policy regression (tests/fuzz/regressions/policy/): nlohmann reports a number too
+// large for a double as out_of_range, not parse_error, and that exception escaped
+// ParsePolicy and terminated keel.
+TEST_CASE("a number too large for a double is a problem, not an exception", "[policy]") {
+  PolicyParseResult parsed;
+  REQUIRE_NOTHROW(parsed = ParsePolicy(R"({"version":"v","retry_budget":{"ratio":1e400}})"));
+  CHECK_FALSE(parsed.ok());
+  CHECK(parsed.problems == std::vector<std::string>{"number overflow parsing '1e400'"});
+}
+
 TEST_CASE("a document that is not an object is refused", "[policy]") {
   const PolicyParseResult parsed = ParsePolicy("[1, 2]");
   REQUIRE(parsed.problems.size() == 1);
