@@ -61,8 +61,13 @@ void CheckFraming(std::string_view input, const uint8_t* data) {
   };
   std::vector<Event> got;
   LineFramer framer(
-      cap, [&](std::string_view line) { got.push_back({false, std::string(line), 0}); },
-      [&](size_t bytes) { got.push_back({true, "", bytes}); });
+      cap,
+      [&](std::string_view line) {
+        got.push_back({false, std::string(line), 0});
+      },
+      [&](size_t bytes) {
+        got.push_back({true, "", bytes});
+      });
   for (size_t at = 0, k = 0; at < input.size(); ++k) {
     const size_t n = 1 + data[k % input.size()] % 31;  // read sizes taken from the input
     framer.Feed(input.substr(at, n));

@@ -9,13 +9,12 @@
 
 // A property of keel's code that the target asserts. A failure prints the condition and
 // aborts, which libFuzzer reports as a crash and saves the input for.
-#define FUZZ_CHECK(condition)                                                    \
-  do {                                                                           \
-    if (!(condition)) {                                                          \
-      std::fprintf(stderr, "%s:%d: FUZZ_CHECK failed: %s\n", __FILE__, __LINE__, \
-                   #condition);                                                  \
-      std::abort();                                                              \
-    }                                                                            \
+#define FUZZ_CHECK(condition)                                                                 \
+  do {                                                                                        \
+    if (!(condition)) {                                                                       \
+      std::fprintf(stderr, "%s:%d: FUZZ_CHECK failed: %s\n", __FILE__, __LINE__, #condition); \
+      std::abort();                                                                           \
+    }                                                                                         \
   } while (0)
 
 namespace keel::fuzz {

@@ -448,7 +448,8 @@ TEST_CASE("a catalog nested deeper than 128 levels is refused unread", "[catalog
 
   const std::string deep = std::string(200000, '[') + std::string(200000, ']');
   const std::string deep_effect = R"({"tools":[{"name":"t","description":"d","inputSchema":)"
-                                  R"({"type":"object"},"effect":)" + deep + "}]}";
+                                  R"({"type":"object"},"effect":)" +
+                                  deep + "}]}";
   for (const std::string& text : {deep_effect, with_default(200000)}) {
     const CatalogLoad load = LoadCatalog(text);
     REQUIRE(load.problems.size() == 1);
