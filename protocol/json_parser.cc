@@ -336,4 +336,27 @@ bool ParseJson(std::string_view text, int max_depth, Json& out) {
   return Parser(text, max_depth).ParseDocument(out);
 }
 
+int JsonNestingDepth(std::string_view text) {
+  int depth = 0;
+  int max_depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) max_depth = depth;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return max_depth;
+}
+
 }  // namespace keel

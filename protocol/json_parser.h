@@ -3,6 +3,10 @@
 // in about a third of the instructions. It exists for speed only: nlohmann's lexer was the
 // largest single cost of a tools/call (an echo request took ~14k instructions to parse).
 // The codec uses it; nothing else needs to.
+// JsonNestingDepth: how deep a JSON text nests, measured before parsing it. Parsing with
+// nlohmann does not recurse, but copying, dumping and comparing the value does; every loader
+// of JSON text (the codec, the catalog, the policy file) refuses text nested deeper than it
+// can handle before anything recursive touches it.
 //
 // Pure function, reentrant; never throws except std::bad_alloc.
 // Equivalence with nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false,
@@ -28,5 +32,9 @@ namespace keel {
 
 // Returns false where nlohmann would report a parse error; `out` is then unspecified.
 bool ParseJson(std::string_view text, int max_depth, nlohmann::json& out);
+
+// The deepest nesting of [ and { outside strings, in one pass without allocating: never less
+// than the depth of the value parsing `text` gives (a scalar is 0), exactly it for JSON text.
+int JsonNestingDepth(std::string_view text);
 
 }  // namespace keel

@@ -13,30 +13,6 @@ namespace {
 // than this is refused before parsing so no input can exhaust the stack.
 constexpr int kMaxNestingDepth = 128;
 
-// Deepest nesting of [ and { outside strings. Cheap enough to run on every line.
-int NestingDepth(std::string_view text) {
-  int depth = 0;
-  int max_depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > max_depth) max_depth = depth;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return max_depth;
-}
-
 DecodeError Invalid(std::string message, std::optional<Json> id = std::nullopt) {
   return DecodeError{kInvalidRequest, std::move(message), std::move(id)};
 }
@@ -70,7 +46,7 @@ DecodeResult DecodeLine(std::string_view line) {
   if (!IsValidUtf8(line)) {
     return DecodeError{kParseError, "Parse error: the line is not valid UTF-8", std::nullopt};
   }
-  if (NestingDepth(line) > kMaxNestingDepth) {
+  if (JsonNestingDepth(line) > kMaxNestingDepth) {
     return DecodeError{kParseError, "Parse error: JSON nested deeper than 128 levels",
                        std::nullopt};
   }

@@ -5,12 +5,18 @@
 #include <unordered_map>
 #include <utility>
 
+#include "protocol/json_parser.h"
 #include "protocol/schema_validator.h"
 #include "server/policy/object_reader.h"
 #include "server/tool_registry.h"
 
 namespace keel {
 namespace {
+
+// Deeper than any real catalog (schemas nest at most 64 schema levels), far below the depth
+// at which copying or dumping a value exhausts the stack: inputSchema "default" and
+// "examples" values are free JSON, and a tools/list line carries them whole.
+constexpr int kMaxCatalogDepth = 128;
 
 // inputSchema / outputSchema: what ToolRegistry::Register and MCP clients demand.
 void CheckObjectSchema(ObjectReader& reader, std::string_view field, bool required) {
@@ -230,6 +236,14 @@ std::string ParseMessage(const Json::exception& e) {
 CatalogLoad LoadCatalog(std::string_view json_text) {
   CatalogLoad load;
   std::vector<std::string>& problems = load.problems;
+  // Before parsing: a value nested thousands deep parses fine (nlohmann's parser does not
+  // recurse) but overflows the stack of whatever copies or dumps it next: the problem message
+  // quoting it, or the entry's copy and tools/list. tests/fuzz/regressions/catalog/ has two.
+  if (const int depth = JsonNestingDepth(json_text); depth > kMaxCatalogDepth) {
+    problems.push_back("catalog: nests " + std::to_string(depth) + " levels deep; at most " +
+                       std::to_string(kMaxCatalogDepth) + " are allowed");
+    return load;
+  }
   Json root;
   try {
     root = Json::parse(json_text);

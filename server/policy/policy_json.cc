@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "protocol/json_parser.h"
 #include "server/policy/policy_validation.h"
 #include "server/tool_registry.h"
 
@@ -19,6 +20,10 @@ constexpr int kMaxAttempts = 10;          // RET-2: a few retries, not a retry s
 constexpr int kMaxMinimumCalls = 100000;
 constexpr int kMaxHalfOpenProbes = 100;
 constexpr double kMaxBurst = 1e6;
+// A valid policy nests 4 levels (tools.<name>.retry.<field>); this leaves room for mistakes
+// worth reporting field by field, and bounds the duplicate-key finder's paths (each frame
+// holds its path) and the recursion of dumping a value into a message.
+constexpr int kMaxPolicyDepth = 16;
 
 std::string Join(const std::string& path, std::string_view key) {
   return path.empty() ? std::string(key) : path + "." + std::string(key);
@@ -267,11 +272,23 @@ PolicyParseResult ParsePolicy(std::string_view json_text) {
                        std::to_string(kMaxPolicyBytes) + " are read");
     return result;
   }
+  // Before parsing: DuplicateKeyFinder keeps the path of every open array and object, so its
+  // memory grows with the square of the depth (8000 nested "[" took 64 MB and 2 s; a 1 MiB
+  // file of them would need 250 GB), and dumping a deep value into a message recurses.
+  // tests/fuzz/regressions/policy/ has one.
+  if (const int depth = JsonNestingDepth(json_text); depth > kMaxPolicyDepth) {
+    problems.push_back("policy nests " + std::to_string(depth) + " levels deep; at most " +
+                       std::to_string(kMaxPolicyDepth) + " are allowed");
+    return result;
+  }
   json document;
   DuplicateKeyFinder duplicates;
   try {
     document = json::parse(json_text, std::ref(duplicates));
-  } catch (const json::parse_error& error) {
+  } catch (const json::exception& error) {
+    // Every nlohmann exception, not only parse_error: a number too large for a double
+    // ("ratio": 1e400) is out_of_range.406, which used to escape and terminate keel (found by
+    // fuzz_policy; tests/fuzz/regressions/policy/number_overflow_uncaught.json).
     // what() is "[json.exception.parse_error.101] parse error at line 3, column 7: ...".
     std::string message = error.what();
     if (const size_t end = message.find("] "); end != std::string::npos) message.erase(0, end + 2);
@@ -348,14 +365,17 @@ json PolicyToJson(const Policy& policy) {
   FieldWriter root(out);
   root.Section("defaults", [&](FieldWriter& w) { VisitToolPolicy(policy.defaults, w); });
   root.Section("tools", [&](FieldWriter& tools) {
-    for (const auto& [name, tool] : policy.tools) {
-      tools.Section(name, [&](FieldWriter& w) { VisitToolPolicy(tool, w); });
+    // Not a structured binding: clang 14 (the fuzz build's compiler) cannot capture one.
+    for (const auto& entry : policy.tools) {
+      const ToolPolicy& tool = entry.second;
+      tools.Section(entry.first, [&](FieldWriter& w) { VisitToolPolicy(tool, w); });
     }
   });
   root.Section("retry_budget", [&](FieldWriter& w) { VisitRetryBudget(policy.retry_budget, w); });
   root.Section("backends", [&](FieldWriter& backends) {
-    for (const auto& [name, budget] : policy.backend_retry_budgets) {
-      backends.Section(name, [&](FieldWriter& backend) {
+    for (const auto& entry : policy.backend_retry_budgets) {
+      const RetryBudgetSettings& budget = entry.second;
+      backends.Section(entry.first, [&](FieldWriter& backend) {
         backend.Section("retry_budget", [&](FieldWriter& w) { VisitRetryBudget(budget, w); });
       });
     }

@@ -174,4 +174,16 @@ TEST_CASE("ParseJson refuses nesting deeper than its limit") {
   CHECK_FALSE(keel::ParseJson(R"({"a":{"b":{"c":{}}}})", 3, value));
 }
 
+TEST_CASE("JsonNestingDepth is the depth of a JSON text, brackets in strings not counted") {
+  CHECK(keel::JsonNestingDepth("") == 0);
+  CHECK(keel::JsonNestingDepth("\"[{\"") == 0);
+  CHECK(keel::JsonNestingDepth("[]") == 1);
+  CHECK(keel::JsonNestingDepth(R"([{"a":[1]},{"b":2}])") == 3);
+  CHECK(keel::JsonNestingDepth(R"({"a":"]]\"[[[","b":[]})") == 2);  // an escaped quote
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  CHECK(keel::JsonNestingDepth(deep) == 100000);
+  // Never below what the parser reads: text after a NUL (where nlohmann stops) still counts.
+  CHECK(keel::JsonNestingDepth(std::string("1\0[[", 5)) == 2);
+}
+
 }  // namespace

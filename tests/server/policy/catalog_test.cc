@@ -430,5 +430,32 @@ TEST_CASE("SpecFor builds a ToolSpec that a ToolRegistry accepts and lists", "[c
         load.catalog->tools[0].output_schema);
 }
 
+// fuzz_catalog regressions (tests/fuzz/regressions/catalog/): nlohmann parses any depth
+// without recursing, but copying or dumping the value afterwards recursed once per level
+// and overflowed the stack, in a problem message (a deep "effect") or in the loaded entry
+// (a deep inputSchema "default", copied and listed whole).
+TEST_CASE("a catalog nested deeper than 128 levels is refused unread", "[catalog]") {
+  auto with_default = [](int arrays) {
+    return R"({"tools":[{"name":"t","description":"d","effect":"read",)"
+           R"("inputSchema":{"type":"object","default":)" +
+           std::string(arrays, '[') + std::string(arrays, ']') + "}}]}";
+  };
+  // The root, tools, the entry and inputSchema are 4 levels.
+  CHECK(LoadCatalog(with_default(124)).ok());
+  const CatalogLoad over = LoadCatalog(with_default(125));
+  CHECK(over.problems ==
+        std::vector<std::string>{"catalog: nests 129 levels deep; at most 128 are allowed"});
+
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  const std::string deep_effect = R"({"tools":[{"name":"t","description":"d","inputSchema":)"
+                                  R"({"type":"object"},"effect":)" +
+                                  deep + "}]}";
+  for (const std::string& text : {deep_effect, with_default(200000)}) {
+    const CatalogLoad load = LoadCatalog(text);
+    REQUIRE(load.problems.size() == 1);
+    CHECK(load.problems[0].find("at most 128 are allowed") != std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace keel

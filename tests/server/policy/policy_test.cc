@@ -121,6 +121,16 @@ TEST_CASE("a parse error names its line and column", "[policy]") {
   CHECK(parsed.problems[0].rfind("parse error at line 3, column 13", 0) == 0);
 }
 
+// A fuzz_policy regression (tests/fuzz/regressions/policy/): nlohmann reports a number too
+// large for a double as out_of_range, not parse_error, and that exception escaped
+// ParsePolicy and terminated keel.
+TEST_CASE("a number too large for a double is a problem, not an exception", "[policy]") {
+  PolicyParseResult parsed;
+  REQUIRE_NOTHROW(parsed = ParsePolicy(R"({"version":"v","retry_budget":{"ratio":1e400}})"));
+  CHECK_FALSE(parsed.ok());
+  CHECK(parsed.problems == std::vector<std::string>{"number overflow parsing '1e400'"});
+}
+
 TEST_CASE("a document that is not an object is refused", "[policy]") {
   const PolicyParseResult parsed = ParsePolicy("[1, 2]");
   REQUIRE(parsed.problems.size() == 1);
@@ -132,6 +142,22 @@ TEST_CASE("an oversized policy is refused unread", "[policy]") {
   const PolicyParseResult parsed = ParsePolicy(text);
   REQUIRE(parsed.problems.size() == 1);
   CHECK(parsed.problems[0].find("at most 1048576") != std::string::npos);
+}
+
+// A fuzz_policy regression (tests/fuzz/regressions/policy/): the duplicate-key finder kept
+// one path per open array, each longer than the last, so memory grew with the square of
+// the depth (this test's 200000 levels would have needed 40 GB).
+TEST_CASE("a policy nested deeper than 16 levels is refused unread", "[policy]") {
+  auto nested = [](int arrays) {
+    return R"({"version":"v","x":)" + std::string(arrays, '[') + std::string(arrays, ']') + "}";
+  };
+  // 15 arrays in the root object: judged field by field.
+  CHECK(ParsePolicy(nested(15)).problems == std::vector<std::string>{"x: unknown field"});
+  CHECK(ParsePolicy(nested(16)).problems ==
+        std::vector<std::string>{"policy nests 17 levels deep; at most 16 are allowed"});
+  const PolicyParseResult deep = ParsePolicy(nested(200000));
+  REQUIRE(deep.problems.size() == 1);
+  CHECK(deep.problems[0] == "policy nests 200001 levels deep; at most 16 are allowed");
 }
 
 TEST_CASE("a missing, empty, mistyped or overlong version is refused", "[policy]") {

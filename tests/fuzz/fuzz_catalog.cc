@@ -1,0 +1,78 @@
+// fuzz_catalog: a --catalog file's text through LoadCatalog (pure, no I/O), and a loaded
+// catalog through what start-up and tools/list do with it: SpecFor, ToolRegistry::Register,
+// ToolRegistry::Describe and the compact dump that goes on the wire.
+//
+// Input: the catalog's text (docs/catalog.md).
+// Checked, besides "no crash, leak, UB, stack overflow or hang":
+//  1. exactly one of a catalog and a non-empty list of problems (catalog.h);
+//  2. a loaded catalog holds catalog.h's invariants 1, 2 and 5: unique valid names, object
+//     input schemas that pass CheckSchemaWellFormed, and ordered timeouts;
+//  3. the registry accepts every entry's SpecFor, and its tools/list entry dumps as UTF-8.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "fuzz_support.h"
+#include "protocol/json_rpc.h"
+#include "protocol/schema_validator.h"
+#include "protocol/utf8.h"
+#include "server/policy/catalog.h"
+#include "server/policy/catalog_spec.h"
+#include "server/tool_registry.h"
+
+namespace keel {
+namespace {
+
+class SpecOnlyTool final : public Tool {
+ public:
+  explicit SpecOnlyTool(ToolSpec spec) : spec_(std::move(spec)) {}
+  const ToolSpec& spec() const override { return spec_; }
+  Json Call(ToolContext&) override { return Json(); }
+
+ private:
+  ToolSpec spec_;
+};
+
+void CheckEntry(const CatalogEntry& entry, std::set<std::string>& names) {
+  FUZZ_CHECK(IsValidToolName(entry.name) && IsValidToolName(entry.backend));
+  FUZZ_CHECK(names.insert(entry.name).second);
+  FUZZ_CHECK(entry.input_schema.is_object() && entry.input_schema.at("type") == "object");
+  FUZZ_CHECK(!CheckSchemaWellFormed(entry.input_schema));
+  FUZZ_CHECK(entry.output_schema.is_null() || !CheckSchemaWellFormed(entry.output_schema));
+  if (entry.timeouts) {
+    const TimeoutSettings& t = *entry.timeouts;
+    FUZZ_CHECK(0 <= t.idle_ms && t.idle_ms <= t.max_ms && t.max_ms <= kMaxCatalogMs);
+    FUZZ_CHECK(0 < t.attempt_ms && t.attempt_ms <= t.max_ms);
+  }
+  if (entry.retry) {
+    const RetrySettings& r = *entry.retry;
+    FUZZ_CHECK(1 <= r.max_attempts && r.max_attempts <= kMaxRetryAttempts);
+    FUZZ_CHECK(0 < r.base_ms && r.base_ms <= r.cap_ms && r.cap_ms <= kMaxCatalogMs);
+  }
+  FUZZ_CHECK(!entry.result_ttl_ms || *entry.result_ttl_ms > 0);
+}
+
+}  // namespace
+}  // namespace keel
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace keel;
+  const CatalogLoad load = LoadCatalog(std::string_view(reinterpret_cast<const char*>(data), size));
+  FUZZ_CHECK(load.ok() == load.problems.empty());
+  if (!load.ok()) return 0;
+
+  std::set<std::string> names;
+  ToolRegistry registry;
+  for (const CatalogEntry& entry : load.catalog->tools) {
+    CheckEntry(entry, names);
+    ToolSpec spec = SpecFor(entry);
+    const std::string listed = DumpCompact(ToolRegistry::Describe(spec, /*with_execution=*/true));
+    FUZZ_CHECK(IsValidUtf8(listed));
+    FUZZ_CHECK(registry.Register(std::make_unique<SpecOnlyTool>(std::move(spec))).empty());
+  }
+  return 0;
+}
