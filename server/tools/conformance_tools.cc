@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include "server/tools/fn_tool.h"
+
 namespace keel {
 namespace {
 
@@ -18,18 +20,6 @@ constexpr const char* kSilentWav =
 
 constexpr const char* kNoArguments =
     R"({"type":"object","properties":{},"additionalProperties":false})";
-
-class FnTool final : public Tool {
- public:
-  using Fn = std::function<Json(ToolContext&)>;
-  FnTool(ToolSpec spec, Fn fn) : spec_(std::move(spec)), fn_(std::move(fn)) {}
-  const ToolSpec& spec() const override { return spec_; }
-  Json Call(ToolContext& ctx) override { return fn_(ctx); }
-
- private:
-  ToolSpec spec_;
-  Fn fn_;
-};
 
 std::unique_ptr<Tool> Fixture(std::string name, std::string description, FnTool::Fn fn,
                               const char* schema = kNoArguments) {

@@ -6,23 +6,11 @@
 #include <string>
 
 #include "server/clock.h"
+#include "server/tools/fn_tool.h"
 #include "server/tools/latch_registry.h"
 
 namespace keel {
 namespace {
-
-// A tool defined by its spec and a function; enough for the small test tools.
-class FnTool final : public Tool {
- public:
-  using Fn = std::function<Json(ToolContext&)>;
-  FnTool(ToolSpec spec, Fn fn) : spec_(std::move(spec)), fn_(std::move(fn)) {}
-  const ToolSpec& spec() const override { return spec_; }
-  Json Call(ToolContext& ctx) override { return fn_(ctx); }
-
- private:
-  ToolSpec spec_;
-  Fn fn_;
-};
 
 ToolSpec Spec(std::string name, std::string description, const char* schema) {
   ToolSpec spec;

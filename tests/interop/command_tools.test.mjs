@@ -105,7 +105,7 @@ async function waitFor(what, ms, predicate) {
     const value = predicate();
     if (value) return value;
     if (performance.now() - t0 > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(20);
+    await sleep(20);  // a poll interval: what we wait for happens in other processes
   }
 }
 
@@ -166,7 +166,7 @@ const dead = (pid) => !signalable(pid) || procState(pid)?.state === 'Z';
 async function assertGroupGone(t, k, child, grandchild, ms) {
   const t0 = performance.now();
   while ((procState(child) !== null || !dead(grandchild)) && performance.now() - t0 < ms) {
-    await sleep(20);
+    await sleep(20);  // a poll interval: death after a signal is asynchronous, in the kernel
   }
   const waited = Math.round(performance.now() - t0);
   t.diagnostic(`the group was gone ${waited} ms after the kill began`);
