@@ -7,12 +7,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include "server/exit_codes.h"
+
 namespace keel {
 namespace {
 
-constexpr int kExitUsage = 64;    // EX_USAGE
-constexpr int kExitNoInput = 66;  // EX_NOINPUT
-constexpr int kExitConfig = 78;   // EX_CONFIG
 
 constexpr const char* kFooter = R"(
 Settings come from, highest first: the command line, KEEL_* environment variables,

@@ -6,13 +6,12 @@
 
 #include "ledger/fingerprint.h"
 #include "ledger/schema.h"
+#include "server/exit_codes.h"
 #include "server/tool.h"
 
 namespace keel {
 namespace {
 
-constexpr int kExitCantCreate = 73;  // EX_CANTCREAT
-constexpr int kExitConfig = 78;      // EX_CONFIG
 constexpr size_t kMaxKeyLength = 255;
 
 // The stored result with the replay marked in its `_meta` (IDEM-4: `stored` is already a

@@ -20,6 +20,7 @@
 #include "server/catalog_tools.h"
 #include "server/cli_options.h"
 #include "server/event_loop.h"
+#include "server/exit_codes.h"
 #include "server/policy/effective_policy.h"
 #include "server/policy/policy_loader.h"
 #include "server/ledger_service.h"
@@ -42,8 +43,10 @@
 
 namespace {
 
-constexpr int kExitSoftware = 70;  // EX_SOFTWARE
-constexpr int kExitCantCreate = 73;  // EX_CANTCREAT
+using keel::kExitCantCreate;
+using keel::kExitConfig;
+using keel::kExitSoftware;
+
 
 int signal_pipe[2] = {-1, -1};
 
@@ -131,7 +134,6 @@ int RunAdminBlockWrites(const keel::CliOptions& flags) {
   return 0;
 }
 
-constexpr int kExitConfig = 78;  // EX_CONFIG
 
 // `keel policy check FILE` validates a file; `keel policy show [--previous]` prints what the
 // keel on --db runs (or ran before).

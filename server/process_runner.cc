@@ -16,6 +16,8 @@
 #include <set>
 #include <utility>
 
+#include "server/nonblocking.h"
+
 namespace keel {
 namespace {
 
@@ -74,8 +76,6 @@ bool MakePipe(Fd* read_end, Fd* write_end, std::string* error) {
   *write_end = std::move(ends[1]);
   return true;
 }
-
-void SetNonBlocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
 
 // write() that cannot kill keel with SIGPIPE when the child closed its stdin early: SIGPIPE
 // is blocked in this thread only, and one it raised is consumed before unblocking.

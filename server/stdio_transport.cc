@@ -6,15 +6,9 @@
 
 #include <cerrno>
 
+#include "server/nonblocking.h"
+
 namespace keel {
-namespace {
-
-void SetNonBlocking(int fd) {
-  const int flags = fcntl(fd, F_GETFL, 0);
-  if (flags >= 0) fcntl(fd, F_SETFL, flags | O_NONBLOCK);
-}
-
-}  // namespace
 
 StdioTransport::StdioTransport(EventLoop& loop, int in_fd, int out_fd, size_t max_line_bytes,
                                size_t outbox_bytes, Callbacks callbacks)

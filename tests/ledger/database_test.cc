@@ -9,6 +9,8 @@
 
 using keel::Database;
 
+namespace database_test {
+
 TEST_CASE("an opened file database uses WAL, synchronous FULL and foreign keys", "[ledger]") {
   keel::TempDir dir;
   std::string error;
@@ -80,3 +82,5 @@ TEST_CASE("an in-memory database opens with journal mode memory", "[ledger]") {
   CHECK(db->Pragma("journal_mode") == "memory");
   CHECK(db->Pragma("foreign_keys") == "1");
 }
+
+}  // namespace database_test

@@ -9,6 +9,8 @@ using keel::CanonicalJson;
 using keel::Fingerprint;
 using Json = nlohmann::json;
 
+namespace fingerprint_test {
+
 TEST_CASE("IDEM-2 the fingerprint does not depend on argument key order", "[ledger][IDEM-2]") {
   const Json a = Json::parse(R"({"account":"acct-1","cents":500,"memo":{"b":1,"a":2}})");
   const Json b = Json::parse(R"({"memo":{"a":2,"b":1},"cents":500,"account":"acct-1"})");
@@ -52,3 +54,5 @@ TEST_CASE("IDEM-2 the fingerprint is the SHA-256 of the canonical intent", "[led
         "e18dd9f1dfae4a3fb65e5cdea31afb79713c532cc4bd9f2845b862fddee44973");
   CHECK(Fingerprint("noop", Json::object()).size() == 64);
 }
+
+}  // namespace fingerprint_test

@@ -5,7 +5,7 @@
 #include "ledger/kill_switch.h"
 #include "ledger/schema.h"
 
-namespace keel {
+namespace keel::kill_switch_test {
 namespace {
 
 std::unique_ptr<Database> Migrated(const TempDir& dir) {
@@ -52,4 +52,4 @@ TEST_CASE("a switch that cannot be read fails closed: writes count as blocked",
   CHECK(ReadKillSwitch(*db).updated_by.rfind("unreadable", 0) == 0);
 }
 
-}  // namespace keel
+}  // namespace keel::kill_switch_test

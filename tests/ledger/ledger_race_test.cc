@@ -15,6 +15,8 @@ using keel::LedgerFile;
 using keel::MutationLedger;
 using Status = MutationLedger::Status;
 
+namespace ledger_race_test {
+
 TEST_CASE("IDEM-3 two connections racing one key run the effect once and agree on the result",
           "[ledger][IDEM-3]") {
   LedgerFile file;
@@ -59,3 +61,5 @@ TEST_CASE("IDEM-3 two connections racing one key run the effect once and agree o
   }
   CHECK(keel::CountCharges(*first_db) == kRounds);
 }
+
+}  // namespace ledger_race_test

@@ -21,6 +21,8 @@ using keel::MutationLedger;
 using Status = MutationLedger::Status;
 using namespace std::chrono_literals;
 
+namespace mutation_ledger_test {
+
 namespace {
 
 const std::string kTool = "charge";
@@ -261,3 +263,5 @@ TEST_CASE("IDEM-2 ReapExpired deletes only terminal rows past their expiry", "[l
   CHECK(ledger.RunInDatabase(kTool, "old-ok", kPrint, 1s, std::ref(effect)).status ==
         Status::kExecuted);
 }
+
+}  // namespace mutation_ledger_test

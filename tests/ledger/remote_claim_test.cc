@@ -17,6 +17,8 @@ using keel::MutationLedger;
 using Status = MutationLedger::Status;
 using namespace std::chrono_literals;
 
+namespace remote_claim_test {
+
 namespace {
 
 const std::string kTool = "remote_charge";
@@ -155,3 +157,5 @@ TEST_CASE("IDEM-5 a claimed key with other arguments is a mismatch, whatever its
   CHECK(ledger.Claim(kTool, "k-1", other, 1s).status == Status::kMismatch);
   CHECK(ledger.Claim(kTool, "k-1", "", 1s).status == Status::kError);  // no fingerprint
 }
+
+}  // namespace remote_claim_test

@@ -13,6 +13,8 @@ using keel::Database;
 using keel::Migrate;
 using keel::MigrateStatus;
 
+namespace schema_test {
+
 namespace {
 
 std::unique_ptr<Database> OpenFresh(const keel::TempDir& dir) {
@@ -106,3 +108,5 @@ TEST_CASE("a version 1 file gains the tasks, settings and deployment tables and 
   REQUIRE(balance.Step());
   CHECK(balance.Int64(0) == 1000);
 }
+
+}  // namespace schema_test

@@ -13,6 +13,8 @@ using keel::SqliteError;
 using keel::Statement;
 using keel::WriteTransaction;
 
+namespace statement_test {
+
 namespace {
 
 std::unique_ptr<Database> OpenWithTable(const keel::TempDir& dir) {
@@ -183,3 +185,5 @@ TEST_CASE("the WAL-reset bug range covers 3.7.0 to 3.51.2 except the fixed backp
   CHECK_FALSE(Database::HasWalResetBug(3051003));
   CHECK_FALSE(Database::HasWalResetBug(3052000));
 }
+
+}  // namespace statement_test

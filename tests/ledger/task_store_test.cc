@@ -18,6 +18,8 @@ using keel::TaskStore;
 using CreateOutcome = TaskStore::CreateOutcome;
 using namespace std::chrono_literals;
 
+namespace task_store_test {
+
 namespace {
 
 constexpr int64_t kNow = 1'700'000'000'000;
@@ -438,3 +440,5 @@ TEST_CASE("task statuses are stored under their MCP names", "[task_store]") {
   CHECK(keel::IsTerminal(TaskStatus::kCancelled));
   CHECK(keel::CancelPhaseName(CancelPhase::kFinishedAfterCancel) == "finished_after_cancel");
 }
+
+}  // namespace task_store_test

@@ -10,6 +10,8 @@
 using keel::DecodeCursor;
 using keel::EncodeCursor;
 
+namespace cursor_test {
+
 namespace {
 
 // Catch cannot print std::optional; -1 stands for "refused".
@@ -78,3 +80,5 @@ TEST_CASE("a cursor whose offset part is missing or not a number is refused") {
   CHECK(Decoded("tools", hex("tools: 1")) == -1);
   CHECK(Decoded("tools", hex("tools:99999999999999999999999")) == -1);  // overflows size_t
 }
+
+}  // namespace cursor_test

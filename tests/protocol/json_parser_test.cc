@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+namespace json_parser_test {
+
 namespace {
 
 using nlohmann::json;
@@ -187,3 +189,5 @@ TEST_CASE("JsonNestingDepth is the depth of a JSON text, brackets in strings not
 }
 
 }  // namespace
+
+}  // namespace json_parser_test

@@ -14,6 +14,8 @@
 #include "protocol/error_codes.h"
 #include "protocol/utf8.h"
 
+namespace json_rpc_test {
+
 namespace {
 
 using keel::DecodeError;
@@ -321,3 +323,5 @@ TEST_CASE("IsValidId accepts strings and integers only") {
   CHECK_FALSE(keel::IsValidId(Json::object()));
   CHECK_FALSE(keel::IsValidId(Json::array()));
 }
+
+}  // namespace json_rpc_test

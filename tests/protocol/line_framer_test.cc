@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+namespace line_framer_test {
+
 namespace {
 
 // A framer whose callbacks record what they were given.
@@ -166,3 +168,5 @@ TEST_CASE("Finish after an unterminated oversized line reports it exactly once")
   CHECK(f.oversized.size() == 1);
   CHECK(f.lines.empty());
 }
+
+}  // namespace line_framer_test

@@ -7,6 +7,8 @@
 
 using keel::NegotiateProtocolVersion;
 
+namespace mcp_version_test {
+
 TEST_CASE("a supported requested version is echoed back") {
   CHECK(NegotiateProtocolVersion("2025-11-25") == "2025-11-25");
   CHECK(NegotiateProtocolVersion("2025-06-18") == "2025-06-18");
@@ -26,3 +28,5 @@ TEST_CASE("the supported versions are listed newest first") {
   CHECK(keel::kSupportedProtocolVersions[0] == keel::kLatestProtocolVersion);
   CHECK(keel::kSupportedProtocolVersions[1] == "2025-06-18");
 }
+
+}  // namespace mcp_version_test

@@ -8,6 +8,8 @@
 #include <set>
 #include <string>
 
+namespace schema_validator_test {
+
 #ifndef KEEL_SCHEMA_SUITE_DIR
 #error "KEEL_SCHEMA_SUITE_DIR must name the JSON-Schema-Test-Suite tests directory"
 #endif
@@ -410,3 +412,5 @@ TEST_CASE("the official JSON-Schema-Test-Suite draft7 cases for supported keywor
                                                << " (unsupported keywords:" << skip_reasons << ")");
   CHECK(ran >= 150);
 }
+
+}  // namespace schema_validator_test

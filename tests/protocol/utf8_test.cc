@@ -7,6 +7,8 @@
 
 using keel::IsValidUtf8;
 
+namespace utf8_test {
+
 TEST_CASE("ASCII and the empty string are valid UTF-8") {
   CHECK(IsValidUtf8(""));
   CHECK(IsValidUtf8(R"({"jsonrpc":"2.0","id":1,"method":"ping"})"));
@@ -75,3 +77,5 @@ TEST_CASE("stray continuation bytes are invalid") {
   CHECK_FALSE(IsValidUtf8("\xC3\xA9\xA9"));  // one continuation too many
   CHECK_FALSE(IsValidUtf8("\xF0\x9F\x98\x80\x80"));
 }
+
+}  // namespace utf8_test

@@ -13,7 +13,7 @@
 #include "server/policy/effective_policy.h"
 #include "server/session.h"
 
-namespace keel {
+namespace keel::catalog_tools_test {
 namespace {
 
 class FakeImpl final : public Tool {
@@ -211,4 +211,4 @@ TEST_CASE("The built-in policy takes --idle-timeout and --max-timeout and keeps 
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::catalog_tools_test

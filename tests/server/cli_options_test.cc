@@ -15,6 +15,8 @@
 
 #include "fakes/temp_dir.h"
 
+namespace cli_options_test {
+
 namespace {
 
 using keel::CliParse;
@@ -255,3 +257,5 @@ TEST_CASE("a config value of the wrong type or out of range is a configuration e
   CHECK(ExitCode(Parse({"--config", dir.Write("c.toml", "log-level = \"loud\"\n")})) == 78);
   CHECK(ExitCode(Parse({"--config", dir.Write("d.toml", "max-inflight = 0\n")})) == 78);
 }
+
+}  // namespace cli_options_test

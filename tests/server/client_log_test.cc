@@ -6,7 +6,7 @@
 #include "fakes/recording_sink.h"
 #include "server/client_log.h"
 
-namespace keel {
+namespace keel::client_log_test {
 namespace {
 
 TEST_CASE("no log notification is sent before the client sets a level") {
@@ -55,4 +55,4 @@ TEST_CASE("log levels parse by their RFC 5424 names only") {
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::client_log_test

@@ -8,7 +8,7 @@
 #include "server/policy/failure_classify.h"
 #include "server/tools/command_result.h"
 
-namespace keel {
+namespace keel::command_result_test {
 namespace {
 
 ProcessResult Exited(int code, std::string out = std::string()) {
@@ -185,4 +185,4 @@ TEST_CASE("a lookup answers happened, did not happen, or cannot tell", "[command
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::command_result_test

@@ -10,7 +10,7 @@
 #include "server/policy/failure_classify.h"
 #include "server/tools/command_tool.h"
 
-namespace keel {
+namespace keel::command_tool_test {
 namespace {
 
 ToolSpec SpecOf(const std::string& name, EffectClass effect = EffectClass::kRead) {
@@ -150,4 +150,4 @@ TEST_CASE("a command that cannot start says so and names the cause", "[command]"
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::command_tool_test

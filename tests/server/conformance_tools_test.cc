@@ -13,7 +13,7 @@
 #include "protocol/schema_validator.h"
 #include "server/tool_registry.h"
 
-namespace keel {
+namespace keel::conformance_tools_test {
 namespace {
 
 // The fixtures without delays, by name.
@@ -166,4 +166,4 @@ TEST_CASE("json_schema_2020_12_tool lists its 2020-12 keywords unchanged and enf
         "arguments.address.city: expected string, got integer");
 }
 
-}  // namespace keel
+}  // namespace keel::conformance_tools_test

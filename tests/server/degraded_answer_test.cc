@@ -7,7 +7,7 @@
 #include "server/degraded_answer.h"
 #include "server/policy/failure_classify.h"
 
-namespace keel {
+namespace keel::degraded_answer_test {
 namespace {
 
 ToolSpec Spec(EffectClass effect) {
@@ -81,4 +81,4 @@ TEST_CASE("last good results are keyed by tool and canonical arguments and bound
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::degraded_answer_test

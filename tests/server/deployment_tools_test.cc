@@ -10,7 +10,7 @@
 #include "server/policy/failure_classify.h"
 #include "server/tools/deployment_tools.h"
 
-namespace keel {
+namespace keel::deployment_tools_test {
 namespace {
 
 class Backend {
@@ -187,4 +187,4 @@ TEST_CASE("fault flag values are parsed strictly and name what is wrong", "[depl
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::deployment_tools_test

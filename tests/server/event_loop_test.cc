@@ -8,7 +8,7 @@
 #include "fakes/fake_clock.h"
 #include "server/event_loop.h"
 
-namespace keel {
+namespace keel::event_loop_test {
 namespace {
 
 TEST_CASE("a timer fires once its time has come on the injected clock, and only once") {
@@ -82,4 +82,4 @@ TEST_CASE("Stop() from a handler ends Run()") {
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::event_loop_test

@@ -13,7 +13,7 @@
 #include "server/policy/failure_classify.h"
 #include "server/tools/test_tools.h"
 
-namespace keel {
+namespace keel::flaky_tools_test {
 namespace {
 
 class TestTools {
@@ -123,4 +123,4 @@ TEST_CASE("a hanging flaky timeout returns its failure once the call deadline pa
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::flaky_tools_test

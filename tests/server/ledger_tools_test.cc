@@ -12,7 +12,7 @@
 #include "server/ledger_service.h"
 #include "server/tools/ledger_tools.h"
 
-namespace keel {
+namespace keel::ledger_tools_test {
 namespace {
 
 class Ledger {
@@ -229,4 +229,4 @@ TEST_CASE("ledger_lookup of an unknown key says nothing ran", "[ledger-tools]") 
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::ledger_tools_test

@@ -12,7 +12,7 @@
 
 #include "server/outbox.h"
 
-namespace keel {
+namespace keel::outbox_test {
 namespace {
 
 // A pipe whose read end the test drains by hand.
@@ -340,4 +340,4 @@ TEST_CASE("a closed reader is reported as the peer being gone", "[outbox]") {
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::outbox_test

@@ -7,7 +7,7 @@
 #include <atomic>
 #include <thread>
 
-namespace keel {
+namespace keel::parker_test {
 namespace {
 
 TEST_CASE("a permit granted before Park() is consumed without sleeping") {
@@ -39,4 +39,4 @@ TEST_CASE("Unpark() from another thread wakes a parked thread, once per permit")
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::parker_test

@@ -21,7 +21,7 @@
 
 #include "fakes/temp_dir.h"
 
-namespace keel {
+namespace keel::process_runner_test {
 namespace {
 
 using End = ProcessResult::End;
@@ -258,9 +258,9 @@ TEST_CASE("runs on several threads at once keep their own output", "[process]") 
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::process_runner_test
 
-namespace keel {
+namespace keel::process_runner_test {
 namespace {
 
 TEST_CASE("keel's exit path kills the groups of runs still in progress", "[process]") {
@@ -290,4 +290,4 @@ TEST_CASE("keel's exit path kills the groups of runs still in progress", "[proce
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::process_runner_test

@@ -11,7 +11,7 @@
 #include "server/policy/failure_classify.h"
 #include "server/remote_write.h"
 
-namespace keel {
+namespace keel::remote_write_test {
 namespace {
 
 constexpr const char* kSelf = "keel-1-self";
@@ -255,4 +255,4 @@ TEST_CASE("a ledger owner is gone when its pid runs nothing or is now ours", "[r
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::remote_write_test

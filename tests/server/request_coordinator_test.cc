@@ -9,7 +9,7 @@
 #include "fakes/recording_sink.h"
 #include "server/request_coordinator.h"
 
-namespace keel {
+namespace keel::request_coordinator_test {
 namespace {
 
 Json Result(const char* text) { return Json{{"content", {{{"type", "text"}, {"text", text}}}}}; }
@@ -427,4 +427,4 @@ TEST_CASE("the alarm queue stays about the size of the calls in flight", "[coord
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::request_coordinator_test

@@ -5,7 +5,7 @@
 
 #include "server/session_harness.h"
 
-namespace keel {
+namespace keel::session_inflight_test {
 namespace {
 
 TEST_CASE("ping is answered while every worker is blocked") {
@@ -185,4 +185,4 @@ TEST_CASE("a tool that ignores cancellation keeps its slot counted, and a replac
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::session_inflight_test

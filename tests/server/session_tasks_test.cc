@@ -5,7 +5,7 @@
 #include "server/task_wire.h"
 #include "task_harness.h"
 
-namespace keel {
+namespace keel::session_tasks_test {
 namespace {
 
 Json LatchArgs(const std::string& name, bool ignore_cancel, bool checkpoint = true) {
@@ -212,9 +212,9 @@ TEST_CASE("a task created by a request cancelled before its answer never runs", 
   CHECK(h.session().tasks()->live() == 0);
 }
 
-}  // namespace keel
+}  // namespace keel::session_tasks_test
 
-namespace keel {
+namespace keel::session_tasks_test {
 
 TEST_CASE("a task whose row commits after shutdown began fails without running, and keel "
           "finishes once that is written",
@@ -239,9 +239,9 @@ TEST_CASE("a task whose row commits after shutdown began fails without running, 
   CHECK(row->result["structuredContent"]["error"]["effect"] == "did_not_happen");
 }
 
-}  // namespace keel
+}  // namespace keel::session_tasks_test
 
-namespace keel {
+namespace keel::session_tasks_test {
 
 TEST_CASE("a charge that commits before tasks/cancel is decided is recorded as what happened: "
           "the task stays cancelled, its late outcome and the ledger show the charge",
@@ -283,4 +283,4 @@ TEST_CASE("a charge that commits before tasks/cancel is decided is recorded as w
         late["structuredContent"]["charge_id"]);
 }
 
-}  // namespace keel
+}  // namespace keel::session_tasks_test

@@ -4,7 +4,7 @@
 
 #include "server/session_harness.h"
 
-namespace keel {
+namespace keel::session_test {
 namespace {
 
 TEST_CASE("ping is answered before initialize") {
@@ -188,4 +188,4 @@ TEST_CASE("a call cancelled before it reached a worker never runs and frees its 
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::session_test

@@ -10,7 +10,7 @@
 #include "server/trace_log.h"
 #include "session_harness.h"
 
-namespace keel {
+namespace keel::session_trace_test {
 namespace {
 
 std::vector<Json> ReadTrace(const std::string& path) {
@@ -132,4 +132,4 @@ TEST_CASE("a cancelled call traces cancel.received and ends cancelled, arguments
   CHECK(records[0]["attributes"]["gen_ai.tool.call.arguments"] == R"({"name":"L"})");
 }
 
-}  // namespace keel
+}  // namespace keel::session_trace_test

@@ -7,7 +7,7 @@
 
 #include "server/settlement.h"
 
-namespace keel {
+namespace keel::settlement_test {
 namespace {
 
 std::vector<std::string>* g_seen = nullptr;
@@ -66,4 +66,4 @@ TEST_CASE("terminal states have the names traces use", "[settlement]") {
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::settlement_test

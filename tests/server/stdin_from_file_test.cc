@@ -12,7 +12,7 @@
 
 #include "fakes/temp_dir.h"
 
-namespace keel {
+namespace keel::stdin_from_file_test {
 namespace {
 
 TEST_CASE("a transcript file on stdin is served in full and keel exits 0 at its end") {
@@ -45,4 +45,4 @@ TEST_CASE("a transcript file on stdin is served in full and keel exits 0 at its 
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::stdin_from_file_test

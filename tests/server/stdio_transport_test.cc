@@ -16,7 +16,7 @@
 #include "server/event_loop.h"
 #include "server/stdio_transport.h"
 
-namespace keel {
+namespace keel::stdio_transport_test {
 namespace {
 
 struct Pipes {
@@ -179,4 +179,4 @@ TEST_CASE("a vanished stdout reader is reported as the peer being gone", "[trans
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::stdio_transport_test

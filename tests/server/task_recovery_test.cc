@@ -7,7 +7,7 @@
 #include "ledger/task_store.h"
 #include "server/task_recovery.h"
 
-namespace keel {
+namespace keel::task_recovery_test {
 namespace {
 
 constexpr int64_t kNow = 1'800'000'000'000;
@@ -136,4 +136,4 @@ TEST_CASE("an orphan of a tool no longer served is failed, outcome unknown", "[t
   CHECK(f.Get(id).result["structuredContent"]["error"]["effect"] == "unknown");
 }
 
-}  // namespace keel
+}  // namespace keel::task_recovery_test

@@ -12,7 +12,7 @@
 
 #include "session_harness.h"
 
-namespace keel {
+namespace keel::tool_log_test {
 namespace {
 
 // Logs "one" (info), "two" (debug), "three" (error), then returns.
@@ -126,4 +126,4 @@ TEST_CASE("a log message a tool sends after its call was cancelled is dropped") 
   CHECK(h.sink().ForId(1).empty());
 }
 
-}  // namespace keel
+}  // namespace keel::tool_log_test

@@ -7,7 +7,7 @@
 
 #include "server/tool_registry.h"
 
-namespace keel {
+namespace keel::tool_registry_test {
 namespace {
 
 class StubTool final : public Tool {
@@ -68,9 +68,9 @@ TEST_CASE("tools are found by name and described in registration order") {
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::tool_registry_test
 
-namespace keel {
+namespace keel::tool_registry_test {
 namespace {
 
 TEST_CASE("an error that does not match the outputSchema moves to _meta for SDK clients",
@@ -95,4 +95,4 @@ TEST_CASE("an error that does not match the outputSchema moves to _meta for SDK 
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::tool_registry_test

@@ -8,7 +8,7 @@
 #include "fakes/temp_dir.h"
 #include "server/trace_log.h"
 
-namespace keel {
+namespace keel::trace_log_test {
 
 TEST_CASE("a valid traceparent gives the client's trace id and parent span", "[trace][OBS-1]") {
   const auto context =
@@ -94,4 +94,4 @@ TEST_CASE("a trace file that cannot be opened is an error, not a crash", "[trace
   CHECK_FALSE(error.empty());
 }
 
-}  // namespace keel
+}  // namespace keel::trace_log_test

@@ -5,7 +5,7 @@
 
 #include "server/trace_summary.h"
 
-namespace keel {
+namespace keel::trace_summary_test {
 namespace {
 
 std::string Record(const std::string& event, const std::string& call, const std::string& tool,
@@ -69,4 +69,4 @@ TEST_CASE("the trace summary counts calls, intents, retries, timeouts, breaker r
   CHECK(skipped.find("1 line(s) were not trace records") != std::string::npos);
 }
 
-}  // namespace keel
+}  // namespace keel::trace_summary_test

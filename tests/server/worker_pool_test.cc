@@ -18,7 +18,7 @@
 #include "server/cancellation.h"
 #include "server/worker_pool.h"
 
-namespace keel {
+namespace keel::worker_pool_test {
 namespace {
 
 TEST_CASE("a pool of zero threads runs each job inline, inside Submit", "[pool]") {
@@ -324,4 +324,4 @@ TEST_CASE("a dropped registration never runs its callback") {
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::worker_pool_test

@@ -9,7 +9,7 @@
 
 #include "server/policy/backoff.h"
 
-namespace keel {
+namespace keel::backoff_test {
 namespace {
 
 constexpr double kAlmostOne = 0x1.fffffffffffffp-1;  // the largest double below 1
@@ -101,4 +101,4 @@ TEST_CASE("full jitter at retry 5 is uniform from 0 up to the cap with no mass a
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::backoff_test

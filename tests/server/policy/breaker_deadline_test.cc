@@ -10,7 +10,7 @@
 #include "server/policy/breaker_test_util.h"
 #include "server/policy/circuit_breaker.h"
 
-namespace keel {
+namespace keel::breaker_deadline_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -118,4 +118,4 @@ TEST_CASE("a probe left running by a re-open blocks the next probe until it answ
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::breaker_deadline_test

@@ -9,7 +9,7 @@
 #include "server/policy/breaker_test_util.h"
 #include "server/policy/circuit_breaker.h"
 
-namespace keel {
+namespace keel::breaker_generation_test {
 namespace {
 
 using test::kFast;
@@ -102,4 +102,4 @@ TEST_CASE("recording a rejected permit, or a probe twice, changes nothing", "[br
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::breaker_generation_test

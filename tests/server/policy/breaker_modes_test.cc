@@ -10,7 +10,7 @@
 #include "server/policy/breaker_test_util.h"
 #include "server/policy/circuit_breaker.h"
 
-namespace keel {
+namespace keel::breaker_modes_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -129,4 +129,4 @@ TEST_CASE("breaker states, trips and modes have the names traces and the policy 
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::breaker_modes_test

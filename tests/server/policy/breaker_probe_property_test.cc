@@ -17,7 +17,7 @@
 #include "fakes/fake_clock.h"
 #include "server/policy/circuit_breaker.h"
 
-namespace keel {
+namespace keel::breaker_probe_property_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -169,4 +169,4 @@ TEST_CASE("threads racing on one breaker never have two probes in flight", "[bre
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::breaker_probe_property_test

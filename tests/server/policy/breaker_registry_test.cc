@@ -7,7 +7,7 @@
 #include "fakes/fake_clock.h"
 #include "server/policy/breaker_test_util.h"
 
-namespace keel {
+namespace keel::breaker_registry_test {
 namespace {
 
 TEST_CASE("the registry keeps one breaker per tool and backend", "[breaker]") {
@@ -42,4 +42,4 @@ TEST_CASE("changed settings replace a breaker with a fresh closed one", "[breake
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::breaker_registry_test

@@ -9,7 +9,7 @@
 #include "fakes/fake_clock.h"
 #include "server/policy/policy_types.h"
 
-namespace keel {
+namespace keel::breaker_window_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -81,4 +81,4 @@ TEST_CASE("clearing a breaker window forgets every result", "[breaker]") {
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::breaker_window_test

@@ -20,7 +20,7 @@
 #include "server/tools/echo_tool.h"
 #include "server/tools/ledger_tools.h"
 
-namespace keel {
+namespace keel::catalog_test {
 namespace {
 
 // A valid unsafe_write tool; tests change one field at a time.
@@ -458,4 +458,4 @@ TEST_CASE("a catalog nested deeper than 128 levels is refused unread", "[catalog
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::catalog_test

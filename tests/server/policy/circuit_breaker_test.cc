@@ -12,7 +12,7 @@
 #include "fakes/fake_clock.h"
 #include "server/policy/breaker_test_util.h"
 
-namespace keel {
+namespace keel::circuit_breaker_test {
 namespace {
 
 using std::chrono::milliseconds;
@@ -250,4 +250,4 @@ TEST_CASE("after closing, the next trip opens for the base duration again", "[br
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::circuit_breaker_test

@@ -5,7 +5,7 @@
 #include "server/policy/catalog.h"
 #include "server/policy/command_spec.h"
 
-namespace keel {
+namespace keel::command_spec_test {
 namespace {
 
 // A one-tool catalog with `run` (and `effect`) as given.
@@ -173,4 +173,4 @@ TEST_CASE("expansion refuses a missing value and a NUL character", "[command]") 
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::command_spec_test

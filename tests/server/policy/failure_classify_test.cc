@@ -7,7 +7,7 @@
 
 #include "server/policy/failure_classify.h"
 
-namespace keel {
+namespace keel::failure_classify_test {
 namespace {
 
 using Json = nlohmann::json;
@@ -139,4 +139,4 @@ TEST_CASE("a negative or non-integer retry_after_ms is ignored", "[retry]") {
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::failure_classify_test

@@ -9,7 +9,7 @@
 #include "ledger/schema.h"
 #include "server/policy/policy_loader.h"
 
-namespace keel {
+namespace keel::policy_loader_test {
 namespace {
 
 std::string Write(const TempDir& dir, const std::string& name, const std::string& text) {
@@ -59,4 +59,4 @@ TEST_CASE("recording a new policy version keeps the one it replaces as the previ
   CHECK(nlohmann::json::parse(*StoredPolicy(*db, true))["version"] == "v1");
 }
 
-}  // namespace keel
+}  // namespace keel::policy_loader_test

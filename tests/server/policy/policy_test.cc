@@ -15,6 +15,8 @@
 #include "server/policy/policy_json.h"
 #include "server/policy/policy_validation.h"
 
+namespace policy_test {
+
 namespace {
 
 using keel::ParsePolicy;
@@ -434,3 +436,5 @@ TEST_CASE("a problem a tool inherits from the defaults is reported once, under d
                         "tools.b: retry.cap_ms (100) must be at least retry.base_ms (300)",
                     });
 }
+
+}  // namespace policy_test

@@ -6,7 +6,7 @@
 #include "server/policy/retry_budget.h"
 #include "server/policy/retry_decision.h"
 
-namespace keel {
+namespace keel::retry_budget_test {
 namespace {
 
 TEST_CASE("a retry budget starts full and refuses once it holds less than a token", "[retry]") {
@@ -76,4 +76,4 @@ TEST_CASE("each backend has its own retry budget", "[retry]") {
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::retry_budget_test

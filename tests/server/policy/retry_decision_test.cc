@@ -12,7 +12,7 @@
 #include "server/policy/backoff.h"
 #include "server/policy/retry_decision.h"
 
-namespace keel {
+namespace keel::retry_decision_test {
 namespace {
 
 using E = EffectClass;
@@ -219,4 +219,4 @@ TEST_CASE("a call whose attempts used up its budget is not retried again", "[ret
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::retry_decision_test

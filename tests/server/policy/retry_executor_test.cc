@@ -14,7 +14,7 @@
 #include "server/policy/backoff.h"
 #include "server/policy/retry_executor.h"
 
-namespace keel {
+namespace keel::retry_executor_test {
 namespace {
 
 using Json = nlohmann::json;
@@ -479,4 +479,4 @@ TEST_CASE("retry events have the trace names of the contract", "[retry]") {
 }
 
 }  // namespace
-}  // namespace keel
+}  // namespace keel::retry_executor_test

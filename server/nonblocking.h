@@ -1,0 +1,14 @@
+// SetNonBlocking: puts a file descriptor in O_NONBLOCK mode (keel's pipes and stdio never
+// block the thread that owns them). Errors are ignored: a later read or write reports them.
+#pragma once
+
+#include <fcntl.h>
+
+namespace keel {
+
+inline void SetNonBlocking(int fd) {
+  const int flags = ::fcntl(fd, F_GETFL, 0);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+}  // namespace keel
