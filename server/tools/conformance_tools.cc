@@ -30,6 +30,8 @@ std::unique_ptr<Tool> Fixture(std::string name, std::string description, FnTool:
   return std::make_unique<FnTool>(std::move(spec), std::move(fn));
 }
 
+// `blocks` is a JSON array. Callers write Json::array({...}): a one-element braced list
+// `{block}` is an array under g++ but a copy of `block` under clang.
 Json Content(Json blocks) { return Json{{"content", std::move(blocks)}}; }
 
 Json Text(std::string_view text) { return Json{{"type", "text"}, {"text", text}}; }
@@ -69,22 +71,23 @@ std::vector<std::unique_ptr<Tool>> MakeConformanceTools(Millis step_delay) {
     return TextResult("This is a simple text response for testing.");
   }));
   tools.push_back(Fixture("test_image_content", "returns a 1x1 red PNG image.",
-                          [](ToolContext&) { return Content({Image()}); }));
+                          [](ToolContext&) { return Content(Json::array({Image()})); }));
   tools.push_back(
       Fixture("test_audio_content", "returns a short silent WAV audio clip.", [](ToolContext&) {
-        return Content({{{"type", "audio"}, {"data", kSilentWav}, {"mimeType", "audio/wav"}}});
+        return Content(Json::array(
+            {{{"type", "audio"}, {"data", kSilentWav}, {"mimeType", "audio/wav"}}}));
       }));
   tools.push_back(
       Fixture("test_embedded_resource", "returns an embedded text resource.", [](ToolContext&) {
-        return Content({Resource("test://embedded-resource", "text/plain",
-                                 "This is an embedded resource content.")});
+        return Content(Json::array({Resource("test://embedded-resource", "text/plain",
+                                             "This is an embedded resource content.")}));
       }));
   tools.push_back(
       Fixture("test_multiple_content_types",
               "returns a text block, an image and an embedded JSON resource.", [](ToolContext&) {
-                return Content({Text("Multiple content types test:"), Image(),
+                return Content(Json::array({Text("Multiple content types test:"), Image(),
                                 Resource("test://mixed-content-resource", "application/json",
-                                         R"({"test":"data","value":123})")});
+                                         R"({"test":"data","value":123})")}));
               }));
   tools.push_back(Fixture("test_tool_with_logging", "sends three info log messages while it runs.",
                           [step_delay](ToolContext& ctx) {

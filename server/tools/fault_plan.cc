@@ -47,8 +47,10 @@ FaultAction FaultPlan::Next(const std::string& tool) {
 
 std::string FaultPlan::Describe() const {
   std::string text;
-  for (const auto& [tool, f] : specs_) {
-    auto add = [&](const std::string& item) {
+  for (const auto& [name, f] : specs_) {
+    // Not a capture of `name`: clang 14 (the sanitizer and fuzz builds) cannot capture a
+    // structured binding.
+    auto add = [&text, &tool = name](const std::string& item) {
       text += (text.empty() ? "" : ", ") + tool + ":" + item;
     };
     if (f.latency_ms > 0) add("latency=" + std::to_string(f.latency_ms));
