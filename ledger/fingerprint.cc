@@ -1,8 +1,6 @@
 #include "ledger/fingerprint.h"
 
-#include <array>
-
-#include <openssl/evp.h>
+#include "ledger/sha256.h"
 
 namespace keel {
 
@@ -20,21 +18,7 @@ std::string Fingerprint(std::string_view tool, const nlohmann::json& arguments) 
     args.erase("_meta");           // progress tokens and tracing differ between retries
   }
   const nlohmann::json intent = {{"tool", std::string(tool)}, {"arguments", std::move(args)}};
-  const std::string text = CanonicalJson(intent);
-
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int length = 0;
-  if (EVP_Digest(text.data(), text.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1) {
-    return {};  // libcrypto failed (out of memory); the ledger refuses an empty fingerprint
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  hex.reserve(length * 2);
-  for (unsigned int i = 0; i < length; ++i) {
-    hex += kHex[digest[i] >> 4];
-    hex += kHex[digest[i] & 0xf];
-  }
-  return hex;
+  return Sha256Hex(CanonicalJson(intent));
 }
 
 }  // namespace keel
