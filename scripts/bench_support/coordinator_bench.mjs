@@ -677,11 +677,6 @@ function reportFlood(runs, bg) {
     const ratio = hi.peak_rss_mb / lo.peak_rss_mb;
     goals.push({ goal: `peak RSS flat in N once keel stops reading (N=${hi.N} / N=${lo.N}, < 1.25)`, value: fmt(ratio, 2), pass: ratio < 1.25 });
   }
-  if (runs.length > 1) {
-    const lo = runs.reduce((a, b) => (b.N < a.N ? b : a)), hi = runs.reduce((a, b) => (b.N > a.N ? b : a));
-    const ratio = hi.peak_rss_mb / lo.peak_rss_mb;
-    goals.push({ goal: `peak RSS flat in N, all runs (N=${hi.N} / N=${lo.N}, < 1.25)`, value: fmt(ratio, 2), pass: ratio < 1.25 });
-  }
   lines.push(...goalLines(goals));
   return { text: lines.join('\n') + '\n', goals };
 }
