@@ -12,7 +12,6 @@
 namespace keel {
 namespace {
 
-
 constexpr const char* kFooter = R"(
 Settings come from, highest first: the command line, KEEL_* environment variables,
 the --config file (TOML, keys are the long flag names: workers = 4, log-level = "info"),

@@ -47,7 +47,6 @@ using keel::kExitCantCreate;
 using keel::kExitConfig;
 using keel::kExitSoftware;
 
-
 int signal_pipe[2] = {-1, -1};
 
 void OnSignal(int signo) {
