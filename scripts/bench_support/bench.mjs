@@ -25,6 +25,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { backgroundLoad } from './machine_load.mjs';
+import { forEachArg } from './args.mjs';
 import { ensureFloor } from './floor.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -53,12 +54,7 @@ function parseArgs(argv) {
     keel: process.env.KEEL_BINARY || join(repo, 'build', 'keel'),
     json: false,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const val = () => {
-      if (i + 1 >= argv.length) die(`${a} needs a value\n${USAGE}`);
-      return argv[++i];
-    };
+  forEachArg(argv, USAGE, die, (a, val) => {
     const posInt = (s) => {
       const n = Number(s);
       if (!Number.isInteger(n) || n < 0) die(`${a}: not a non-negative integer: ${s}`);
@@ -74,7 +70,7 @@ function parseArgs(argv) {
       case '-h': case '--help': process.stdout.write(USAGE + '\n'); process.exit(0);
       default: die(`unknown argument: ${a}\n${USAGE}`);
     }
-  }
+  });
   for (const s of o.servers) if (!['keel', 'sdk', 'floor'].includes(s)) die(`unknown server: ${s}`);
   return o;
 }

@@ -15,6 +15,7 @@ import { dirname, join, resolve, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { backgroundLoad } from './machine_load.mjs';
+import { forEachArg } from './args.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
@@ -88,12 +89,7 @@ function parseArgs(argv) {
     jsonDir: null,
     fromJson: null,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const val = () => {
-      if (i + 1 >= argv.length) die(`${a} needs a value\n${USAGE}`);
-      return argv[++i];
-    };
+  forEachArg(argv, USAGE, die, (a, val) => {
     switch (a) {
       case '--quick': o.quick = true; break;
       case '--keel': o.keel = resolve(val()); break;
@@ -104,7 +100,7 @@ function parseArgs(argv) {
       case '-h': case '--help': process.stdout.write(USAGE + '\n'); process.exit(0);
       default: die(`unknown argument: ${a}\n${USAGE}`);
     }
-  }
+  });
   for (const m of o.modes) if (!MODES.some((x) => x.id === m)) die(`unknown mode: ${m} (modes: ${MODES.map((x) => x.id).join(', ')})`);
   o.out ??= o.quick ? join(repo, 'build', 'benchmarks-quick.md') : join(repo, 'docs', 'benchmarks.md');
   if (!existsSync(o.keel)) die(`no keel binary at ${o.keel} (run scripts/build, or pass --keel)`, 1);

@@ -49,6 +49,7 @@ import { tmpdir, cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { backgroundLoad } from './machine_load.mjs';
+import { forEachArg } from './args.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
@@ -94,17 +95,7 @@ function parseArgs(argv) {
     keel: process.env.KEEL_BINARY || join(repo, 'build', 'keel'),
     json: false,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const val = () => {
-      if (i + 1 >= argv.length) die(`${a} needs a value\n${USAGE}`);
-      return argv[++i];
-    };
-    const int = (s, min = 0) => {
-      const n = Number(s);
-      if (!Number.isInteger(n) || n < min) die(`${a}: not an integer >= ${min}: ${s}`);
-      return n;
-    };
+  forEachArg(argv, USAGE, die, (a, val, int) => {
     switch (a) {
       case '--cancel': case '--flood':
         if (o.mode && o.mode !== a.slice(2)) die('--cancel and --flood are separate runs; pick one');
@@ -124,7 +115,7 @@ function parseArgs(argv) {
       case '-h': case '--help': process.stdout.write(USAGE + '\n'); process.exit(0);
       default: die(`unknown argument: ${a}\n${USAGE}`);
     }
-  }
+  });
   if (o.mode === 'cancel') {
     o.workers ??= 4;
     if (o.workers < 2) die('--cancel needs --workers >= 2 (see the method in coordinator_bench.mjs)');

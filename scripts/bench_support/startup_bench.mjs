@@ -30,6 +30,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { backgroundLoad } from './machine_load.mjs';
+import { forEachArg } from './args.mjs';
 import { ensureFloor } from './floor.mjs';
 import {
   log, die, ServerFailed, cleanEnv, procStatusKB, summary, fmt, backgroundLines, goalLines,
@@ -61,17 +62,7 @@ function parseArgs(argv) {
     keel: process.env.KEEL_BINARY || join(repo, 'build', 'keel'),
     json: false,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const val = () => {
-      if (i + 1 >= argv.length) die(`${a} needs a value\n${USAGE}`);
-      return argv[++i];
-    };
-    const int = (s, min = 0) => {
-      const n = Number(s);
-      if (!Number.isInteger(n) || n < min) die(`${a}: not an integer >= ${min}: ${s}`);
-      return n;
-    };
+  forEachArg(argv, USAGE, die, (a, val, int) => {
     switch (a) {
       case '--startup': break;
       case '--cancel': case '--flood': case '--ledger': case '--command':
@@ -84,7 +75,7 @@ function parseArgs(argv) {
       case '-h': case '--help': process.stdout.write(USAGE + '\n'); process.exit(0);
       default: die(`unknown argument: ${a}\n${USAGE}`);
     }
-  }
+  });
   for (const s of o.servers) if (!['keel', 'sdk', 'floor'].includes(s)) die(`unknown server: ${s}`);
   if (o.servers.includes('keel') && !existsSync(o.keel)) die(`no keel binary at ${o.keel} (run scripts/build)`, 1);
   return o;

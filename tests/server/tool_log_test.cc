@@ -10,56 +10,47 @@
 
 #include <catch2/catch.hpp>
 
+#include "server/tools/fn_tool.h"
 #include "session_harness.h"
 
 namespace keel::tool_log_test {
 namespace {
 
+std::unique_ptr<Tool> TestTool(const char* name, const char* description, FnTool::Fn fn) {
+  ToolSpec spec;
+  spec.name = name;
+  spec.description = description;
+  spec.input_schema = Json{{"type", "object"}};
+  return std::make_unique<FnTool>(std::move(spec), std::move(fn));
+}
+
 // Logs "one" (info), "two" (debug), "three" (error), then returns.
-class ThreeLogsTool final : public Tool {
- public:
-  ThreeLogsTool() {
-    spec_.name = "three_logs";
-    spec_.description = "test: logs three messages";
-    spec_.input_schema = Json{{"type", "object"}};
-  }
-  const ToolSpec& spec() const override { return spec_; }
-  Json Call(ToolContext& ctx) override {
+std::unique_ptr<Tool> ThreeLogsTool() {
+  return TestTool("three_logs", "test: logs three messages", [](ToolContext& ctx) {
     ctx.Log(LogLevel::kInfo, "one");
     ctx.Log(LogLevel::kDebug, "two");
     ctx.Log(LogLevel::kError, "three");
     return TextResult("done");
-  }
-
- private:
-  ToolSpec spec_;
-};
+  });
+}
 
 // Logs `before`, waits until the call is cancelled (at most 10 s), logs `after`, returns.
-class LogAroundCancelTool final : public Tool {
- public:
-  LogAroundCancelTool() {
-    spec_.name = "log_around_cancel";
-    spec_.description = "test: logs, waits for a cancel, logs again";
-    spec_.input_schema = Json{{"type", "object"}};
-  }
-  const ToolSpec& spec() const override { return spec_; }
-  Json Call(ToolContext& ctx) override {
-    ctx.Log(LogLevel::kInfo, "before");
-    ctx.token().WaitUntil(std::chrono::steady_clock::now() + std::chrono::seconds(10));
-    ctx.Log(LogLevel::kInfo, "after");
-    return TextResult("done");
-  }
-
- private:
-  ToolSpec spec_;
-};
+std::unique_ptr<Tool> LogAroundCancelTool() {
+  return TestTool("log_around_cancel", "test: logs, waits for a cancel, logs again",
+                  [](ToolContext& ctx) {
+                    ctx.Log(LogLevel::kInfo, "before");
+                    ctx.token().WaitUntil(std::chrono::steady_clock::now() +
+                                          std::chrono::seconds(10));
+                    ctx.Log(LogLevel::kInfo, "after");
+                    return TextResult("done");
+                  });
+}
 
 }  // namespace
 
 TEST_CASE("a tool's log messages reach the client before its answer, named after the tool") {
   SessionHarness h;
-  REQUIRE(h.Register(std::make_unique<ThreeLogsTool>()).empty());
+  REQUIRE(h.Register(ThreeLogsTool()).empty());
   h.Initialize();
   h.Send(R"({"jsonrpc":"2.0","id":"lvl","method":"logging/setLevel","params":{"level":"debug"}})");
   h.Send(h.Call(1, "three_logs", Json::object()));
@@ -79,7 +70,7 @@ TEST_CASE("a tool's log messages reach the client before its answer, named after
 TEST_CASE("a tool's log messages wait for the client's level unless keel starts with one") {
   SECTION("no level: nothing is sent") {
     SessionHarness h;
-    REQUIRE(h.Register(std::make_unique<ThreeLogsTool>()).empty());
+    REQUIRE(h.Register(ThreeLogsTool()).empty());
     h.Initialize();
     h.Send(h.Call(1, "three_logs", Json::object()));
     CHECK(h.sink().WithMethod("notifications/message").empty());
@@ -89,7 +80,7 @@ TEST_CASE("a tool's log messages wait for the client's level unless keel starts 
     SessionOptions options;
     options.client_log_level = LogLevel::kInfo;
     SessionHarness h(0, options);
-    REQUIRE(h.Register(std::make_unique<ThreeLogsTool>()).empty());
+    REQUIRE(h.Register(ThreeLogsTool()).empty());
     h.Initialize();
     h.Send(h.Call(1, "three_logs", Json::object()));
     CHECK(h.sink().WithMethod("notifications/message").size() == 2);  // not the debug one
@@ -104,7 +95,7 @@ TEST_CASE("a log message a tool sends after its call was cancelled is dropped") 
   SessionOptions options;
   options.client_log_level = LogLevel::kDebug;
   SessionHarness h(1, options);
-  REQUIRE(h.Register(std::make_unique<LogAroundCancelTool>()).empty());
+  REQUIRE(h.Register(LogAroundCancelTool()).empty());
   h.Initialize();
   h.Send(h.Call(1, "log_around_cancel", Json::object()));
   // Its "before" message is out before the cancel (bounded wait for the worker's post).
