@@ -25,7 +25,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { backgroundLoad } from './machine_load.mjs';
-import { forEachArg } from './args.mjs';
+import { forEachArg } from './cli.mjs';
 import { ensureFloor } from './floor.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -56,7 +56,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { backgroundLoad } from './machine_load.mjs';
-import { forEachArg } from './args.mjs';
+import { forEachArg, table } from './cli.mjs';
 import {
   log, die, ServerFailed, startKeel, waitUntil, initialize, summary, fmt, backgroundLines, goalLines,
 } from './coordinator_bench.mjs';
@@ -455,12 +455,6 @@ async function sequential(o, keels, kinds, order) {
 }
 
 // ---------------------------------------------------------------------------------------
-
-function table(head, rows) {
-  const w = head.map((h, i) => Math.max(h.length, ...rows.map((x) => x[i].length)));
-  const line = (cells) => cells.map((x, i) => (i === 0 ? x.padEnd(w[i]) : x.padStart(w[i]))).join('  ');
-  return [line(head), w.map((n) => '-'.repeat(n)).join('  '), ...rows.map(line)];
-}
 
 function otherText(errors) {
   const parts = Object.entries(errors).filter(([, v]) => v).map(([t, v]) => `${t}:${v}`);

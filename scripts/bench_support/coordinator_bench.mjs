@@ -49,7 +49,7 @@ import { tmpdir, cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { backgroundLoad } from './machine_load.mjs';
-import { forEachArg } from './args.mjs';
+import { forEachArg } from './cli.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');

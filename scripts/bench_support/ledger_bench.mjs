@@ -46,7 +46,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { backgroundLoad } from './machine_load.mjs';
-import { forEachArg } from './args.mjs';
+import { forEachArg, table } from './cli.mjs';
 import {
   log, die, ServerFailed, keelDefaults, procStatusKB, startKeel, waitUntil, initialize,
   summary, fmt, backgroundLines, goalLines,
@@ -371,12 +371,6 @@ function report(r) {
 function otherText(errors, extra) {
   const parts = Object.entries({ ...errors, ...extra }).filter(([, v]) => v).map(([t, v]) => `${t}:${v}`);
   return parts.length ? parts.join(' ') : '0';
-}
-
-function table(head, rows) {
-  const w = head.map((h, i) => Math.max(h.length, ...rows.map((x) => x[i].length)));
-  const line = (cells) => cells.map((x, i) => (i === 0 ? x.padEnd(w[i]) : x.padStart(w[i]))).join('  ');
-  return [line(head), w.map((n) => '-'.repeat(n)).join('  '), ...rows.map(line)];
 }
 
 export async function main(argv) {

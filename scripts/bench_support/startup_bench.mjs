@@ -30,7 +30,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { backgroundLoad } from './machine_load.mjs';
-import { forEachArg } from './args.mjs';
+import { forEachArg, table } from './cli.mjs';
 import { ensureFloor } from './floor.mjs';
 import {
   log, die, ServerFailed, cleanEnv, procStatusKB, summary, fmt, backgroundLines, goalLines,
@@ -234,12 +234,6 @@ function ratios(results) {
     if (results.floor) out[`${k}_minus_floor_p50_ms`] = p50(k) - p50('floor');
   }
   return out;
-}
-
-function table(head, rows) {
-  const w = head.map((h, i) => Math.max(h.length, ...rows.map((x) => x[i].length)));
-  const line = (cells) => cells.map((x, i) => (i === 0 ? x.padEnd(w[i]) : x.padStart(w[i]))).join('  ');
-  return [line(head), w.map((n) => '-'.repeat(n)).join('  '), ...rows.map(line)];
 }
 
 function report(r) {
