@@ -27,6 +27,7 @@
 #include "server/process_log.h"
 #include "server/process_runner.h"
 #include "server/session.h"
+#include "server/stdio_fd.h"
 #include "server/stdio_transport.h"
 #include "server/task_recovery.h"
 #include "server/task_store_thread.h"
@@ -56,11 +57,12 @@ void OnSignal(int signo) {
 
 // Moves the protocol streams to private fds: fd 1 then points at stderr and fd 0 at
 // /dev/null, so no stray write from a library or child process can corrupt the stream
-// and no child can steal input. Returns false if the fds cannot be moved.
-bool TakeProtocolFds(int* in_fd, int* out_fd) {
-  *in_fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
-  *out_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-  if (*in_fd < 0 || *out_fd < 0) return false;
+// and no child can steal input. The private fds never block and leave the inherited
+// ones' flags alone (StdioFd). Returns false if the fds cannot be moved.
+bool TakeProtocolFds(keel::StdioFd* in, keel::StdioFd* out) {
+  *in = keel::TakeStdio(STDIN_FILENO, O_RDONLY);
+  *out = keel::TakeStdio(STDOUT_FILENO, O_WRONLY);
+  if (in->fd < 0 || out->fd < 0) return false;
   const int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (devnull < 0 || dup2(devnull, STDIN_FILENO) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
     return false;
@@ -192,9 +194,9 @@ int RunKeel(int argc, char** argv) {
     std::cerr << "keel: cannot open log file " << flags.log_file << ": " << error << "\n";
     return kExitCantCreate;
   }
-  int in_fd = -1;
-  int out_fd = -1;
-  if (!TakeProtocolFds(&in_fd, &out_fd) || !InstallSignalHandlers()) {
+  keel::StdioFd in;
+  keel::StdioFd out;
+  if (!TakeProtocolFds(&in, &out) || !InstallSignalHandlers()) {
     spdlog::critical("cannot set up stdio: {}", std::strerror(errno));
     return kExitSoftware;
   }
@@ -346,7 +348,7 @@ int RunKeel(int argc, char** argv) {
   keel::Session* session = nullptr;
   bool peer_gone = false;
   keel::StdioTransport transport(
-      loop, in_fd, out_fd, flags.max_line_bytes, flags.outbox_bytes,
+      loop, in, out, flags.max_line_bytes, flags.outbox_bytes,
       {.on_line = [&](std::string_view line) { session->HandleLine(line); },
        .on_oversized = [&](size_t bytes) { session->HandleOversizedLine(bytes); },
        .on_eof = [&] { session->BeginShutdown("stdin closed"); },
