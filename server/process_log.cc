@@ -1,13 +1,19 @@
 #include "server/process_log.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <spdlog/sinks/basic_file_sink.h>
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include "server/stderr_sink.h"
+#include "server/stdio_fd.h"
 
 namespace keel {
 
 void InstallStderrLogger() {
-  auto logger = spdlog::stderr_logger_st("keel");
+  auto sink = std::make_shared<StderrSink>(TakeStdio(STDERR_FILENO, O_WRONLY));
+  auto logger = std::make_shared<spdlog::logger>("keel", std::move(sink));
   logger->set_pattern("keel %L %Y-%m-%dT%H:%M:%S.%e %v");
   logger->set_level(spdlog::level::warn);  // quiet by default: hosts surface any stderr
   spdlog::set_default_logger(logger);
