@@ -3,6 +3,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <system_error>
+
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -21,6 +24,14 @@ void InstallStderrLogger() {
 
 std::string ConfigureProcessLog(const std::string& level, const std::string& file) {
   if (!file.empty()) {
+    // spdlog would create missing directories: a mistyped path must fail instead.
+    const std::filesystem::path directory = std::filesystem::path(file).parent_path();
+    std::error_code ec;
+    if (!directory.empty() && !std::filesystem::is_directory(directory, ec)) {
+      return directory.string() + (std::filesystem::exists(directory, ec)
+                                       ? " is not a directory"
+                                       : ": no such directory (keel creates none)");
+    }
     try {
       auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(file, /*truncate=*/false);
       auto logger = std::make_shared<spdlog::logger>("keel-file", sink);

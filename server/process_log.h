@@ -14,7 +14,8 @@ namespace keel {
 void InstallStderrLogger();
 
 // Applies the operator's choice: level (trace|debug|info|warn|error|off) and an optional
-// file (appended). Returns an empty string, or why the file could not be opened.
+// file (appended; its directory must exist). Returns an empty string, or why the file could
+// not be opened.
 std::string ConfigureProcessLog(const std::string& level, const std::string& file);
 
 }  // namespace keel
