@@ -482,8 +482,17 @@ int RunKeel(int argc, char** argv) {
     spdlog::info("killed {} command process group(s) still running at exit", killed);
   }
   if (!idle) {
-    // A tool ignored its cancellation token; joining its thread could hang forever.
-    spdlog::warn("a tool did not stop after cancellation; exiting without waiting for it");
+    // Joining a thread that still runs tool code could hang forever. Say why it runs: a call
+    // settled (cancelled, timed out, shut down) whose tool ignored its token, or work that
+    // nothing cancelled (stdout closed: keel stops at once).
+    const size_t held = pool.held();
+    if (held > 0) {
+      spdlog::warn("{} tool call(s) did not stop after cancellation; not waiting for them", held);
+    }
+    if (const size_t pending = pool.pending(); pending > held) {
+      spdlog::warn("{} job(s) still running{}; not waiting for them", pending - held,
+                   peer_gone ? " when the client closed stdout (nothing cancelled them)" : "");
+    }
     spdlog::default_logger()->flush();
     std::_Exit(0);
   }

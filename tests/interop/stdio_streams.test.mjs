@@ -1,12 +1,12 @@
-// keel's stdio streams as a careless host leaves them (issue 17): a stderr nobody reads.
-// The real binary, raw JSON-RPC lines.
+// keel's stdio streams as a careless host leaves them (issue 17): a stderr nobody reads, and
+// a stdout the host closes with a call still running. The real binary, raw JSON-RPC lines.
 // Run: node --test tests/interop/stdio_streams.test.mjs   (scripts/test runs it too)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, constants, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
-import { KEEL, freshDir, withTimeout } from './raw_keel.mjs';
+import { KEEL, freshDir, startRawKeel, withTimeout } from './raw_keel.mjs';
 
 // Each too-long line makes keel log one warning: enough of them to fill any pipe or socket
 // buffer on stderr many times over (a 64 KiB pipe held about 450).
@@ -119,4 +119,18 @@ test('a host that never reads stderr (a pipe) cannot stall keel; the drops are r
     'the report comes before the line that found room');
   k.child.stdin.end();
   assert.equal(await withTimeout(k.exited, 'keel to exit after EOF', ANSWER_MS), 0);
+});
+
+test('stdout closed with a call running: keel says so, not that a cancellation was ignored', async (t) => {
+  const dir = freshDir(t, 'keel-peer-gone-');
+  const k = startRawKeel(t, { binary: KEEL, args: ['--test-tools'], env: { KEEL_DB: join(dir, 'keel.db') } });
+  await k.initialize();
+  k.send({ id: 50, method: 'tools/call', params: { name: 'latch_wait', arguments: { name: 'never' } } });
+  assert.deepEqual((await k.request('ping', {})).result, {});  // the call is in flight by now
+  k.child.stdout.destroy();
+  k.send({ id: 51, method: 'ping' });  // keel finds stdout closed when it writes the answer
+  const exit = await withTimeout(k.exited, 'keel to exit once stdout is closed', ANSWER_MS);
+  assert.equal(exit.code, 0);
+  assert.doesNotMatch(k.stderr, /did not stop after cancellation/);
+  assert.match(k.stderr, /1 job\(s\) still running when the client closed stdout \(nothing cancelled them\)/);
 });
