@@ -13,6 +13,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include <spdlog/spdlog.h>
 
@@ -91,7 +92,11 @@ std::string CorrelationPrefix() {
 }
 
 // The operator commands below (admin, policy, trace) do not serve: stdout is their output,
-// the protocol streams are never set up.
+// the protocol streams are never set up. This is their one way to it.
+void PrintCommandOutput(std::string_view text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
 
 // The --db file for an operator command (opened and migrated). Null after printing why,
 // with *exit_code set (73 cannot create, 78 newer schema).
@@ -123,11 +128,12 @@ int RunAdminBlockWrites(const keel::CliOptions& flags) {
                                  std::to_string(getpid()) + ")");
     }
     const keel::KillSwitchState state = keel::ReadKillSwitch(ledger->Db());
-    std::cout << "writes " << (state.blocked ? "blocked" : "allowed") << " in " << path;
+    std::string line =
+        std::string("writes ") + (state.blocked ? "blocked" : "allowed") + " in " + path;
     if (state.updated_ms > 0) {
-      std::cout << " (set " << keel::IsoTime(state.updated_ms) << " by " << state.updated_by << ")";
+      line += " (set " + keel::IsoTime(state.updated_ms) + " by " + state.updated_by + ")";
     }
-    std::cout << "\n";
+    PrintCommandOutput(line + "\n");
   } catch (const std::exception& e) {
     std::cerr << "keel: " << path << ": " << e.what() << "\n";
     return kExitCantCreate;
@@ -143,8 +149,8 @@ int RunPolicyCommand(const keel::CliOptions& flags) {
     const keel::LoadedPolicy loaded = keel::LoadPolicyFile(flags.policy_check_file);
     for (const std::string& problem : loaded.problems) std::cerr << "keel: policy: " << problem << "\n";
     if (!loaded.policy) return kExitConfig;
-    std::cout << "policy " << flags.policy_check_file << " is valid (version "
-              << loaded.policy->version << ")\n";
+    PrintCommandOutput("policy " + flags.policy_check_file + " is valid (version " +
+                       loaded.policy->version + ")\n");
     return 0;
   }
   std::string path;
@@ -157,7 +163,7 @@ int RunPolicyCommand(const keel::CliOptions& flags) {
               << path << "\n";
     return 1;
   }
-  std::cout << *stored << "\n";
+  PrintCommandOutput(*stored + "\n");
   return 0;
 }
 
@@ -171,7 +177,7 @@ int RunKeel(int argc, char** argv) {
   if (!flags.policy_command.empty()) return RunPolicyCommand(flags);
   if (!flags.trace_summary_file.empty()) {
     std::ifstream in(flags.trace_summary_file);
-    std::cout << keel::SummarizeTrace(in);
+    PrintCommandOutput(keel::SummarizeTrace(in));
     return 0;
   }
   // The policy is validated completely before anything else starts (BUD-1).
