@@ -43,7 +43,8 @@ bool FillsWithoutBlocking(const StdioFd& out, size_t limit) {
   }
 }
 
-TEST_CASE("a pipe is reopened as a private non-blocking handle; the inherited one stays blocking") {
+TEST_CASE(
+    "a pipe is reopened as a private non-blocking handle while the inherited one stays blocking") {
   int fds[2];
   REQUIRE(pipe2(fds, O_CLOEXEC) == 0);
   const StdioFd out = TakeStdio(fds[1], O_WRONLY);
