@@ -98,17 +98,23 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
                  "Milliseconds in-flight calls get to finish after stdin EOF or SIGTERM "
                  "(hosts send SIGTERM 2000 ms after closing stdin)")
       ->envname("KEEL_SHUTDOWN_GRACE")->check(CLI::Range(0, 600000));
-  app.add_option("--idle-timeout", o.idle_timeout_ms,
-                 "Milliseconds a tool call may go without reporting progress before keel "
-                 "ends it with a timeout result (0 = no idle limit). A default: a tool's "
-                 "catalog timeouts or a --policy file replace it")
-      ->envname("KEEL_IDLE_TIMEOUT")->check(CLI::Range(0LL, 86400000LL));
-  app.add_option("--max-timeout", o.max_timeout_ms,
-                 "Milliseconds a tool call may take in all, queued time included, whatever "
-                 "its progress; then keel ends it with a timeout result (below the 60000 "
-                 "ms the official SDK client waits by default). A default: a tool's catalog "
-                 "timeouts or a --policy file replace it")
-      ->envname("KEEL_MAX_TIMEOUT")->check(CLI::Range(1LL, 86400000LL));
+  CLI::Option* idle_timeout =
+      app.add_option("--idle-timeout", o.idle_timeout_ms,
+                     "Milliseconds a tool call may go without reporting progress before keel "
+                     "ends it with a timeout result (0 = no idle limit). At most --max-timeout "
+                     "(left unset, it follows a lower --max-timeout down; set above the default "
+                     "--max-timeout, it takes that up). A default: a tool's catalog timeouts or "
+                     "a --policy file replace it")
+          ->envname("KEEL_IDLE_TIMEOUT")
+          ->check(CLI::Range(0LL, 86400000LL));
+  CLI::Option* max_timeout =
+      app.add_option("--max-timeout", o.max_timeout_ms,
+                     "Milliseconds a tool call may take in all, queued time included, whatever "
+                     "its progress; then keel ends it with a timeout result (below the 60000 "
+                     "ms the official SDK client waits by default). A default: a tool's catalog "
+                     "timeouts or a --policy file replace it")
+          ->envname("KEEL_MAX_TIMEOUT")
+          ->check(CLI::Range(1LL, 86400000LL));
   app.add_option("--outbox-bytes", o.outbox_bytes,
                  "Unsent output keel holds for a slow client: beyond it the oldest progress "
                  "is dropped, and stdin is not read until the client catches up (responses "
@@ -251,10 +257,18 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
     if (const int code = ApplyConfigFile(app, o.config_file); code != 0) parse.exit_code = code;
   }
   if (!parse.exit_code && o.idle_timeout_ms > o.max_timeout_ms) {
-    std::cerr << "keel: --idle-timeout (" << o.idle_timeout_ms
-              << " ms) must not exceed --max-timeout (" << o.max_timeout_ms << " ms)\n";
-    parse.exit_code = kExitUsage;
-    return parse;
+    // Only two values the user set (flag, KEEL_* or config file: each counts) conflict; a
+    // default follows the value the user did set.
+    if (idle_timeout->count() == 0) {
+      o.idle_timeout_ms = o.max_timeout_ms;
+    } else if (max_timeout->count() == 0) {
+      o.max_timeout_ms = o.idle_timeout_ms;
+    } else {
+      std::cerr << "keel: --idle-timeout (" << o.idle_timeout_ms
+                << " ms) must not exceed --max-timeout (" << o.max_timeout_ms << " ms)\n";
+      parse.exit_code = kExitUsage;
+      return parse;
+    }
   }
   if (o.workers == 0) o.workers = std::max(2u, std::thread::hardware_concurrency());
   return parse;

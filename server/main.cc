@@ -13,6 +13,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
 
 #include <spdlog/spdlog.h>
 
@@ -27,6 +28,7 @@
 #include "server/process_log.h"
 #include "server/process_runner.h"
 #include "server/session.h"
+#include "server/stdio_fd.h"
 #include "server/stdio_transport.h"
 #include "server/task_recovery.h"
 #include "server/task_store_thread.h"
@@ -56,11 +58,12 @@ void OnSignal(int signo) {
 
 // Moves the protocol streams to private fds: fd 1 then points at stderr and fd 0 at
 // /dev/null, so no stray write from a library or child process can corrupt the stream
-// and no child can steal input. Returns false if the fds cannot be moved.
-bool TakeProtocolFds(int* in_fd, int* out_fd) {
-  *in_fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
-  *out_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
-  if (*in_fd < 0 || *out_fd < 0) return false;
+// and no child can steal input. The private fds never block and leave the inherited
+// ones' flags alone (StdioFd). Returns false if the fds cannot be moved.
+bool TakeProtocolFds(keel::StdioFd* in, keel::StdioFd* out) {
+  *in = keel::TakeStdio(STDIN_FILENO, O_RDONLY);
+  *out = keel::TakeStdio(STDOUT_FILENO, O_WRONLY);
+  if (in->fd < 0 || out->fd < 0) return false;
   const int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (devnull < 0 || dup2(devnull, STDIN_FILENO) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
     return false;
@@ -89,7 +92,11 @@ std::string CorrelationPrefix() {
 }
 
 // The operator commands below (admin, policy, trace) do not serve: stdout is their output,
-// the protocol streams are never set up.
+// the protocol streams are never set up. This is their one way to it.
+void PrintCommandOutput(std::string_view text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
 
 // The --db file for an operator command (opened and migrated). Null after printing why,
 // with *exit_code set (73 cannot create, 78 newer schema).
@@ -121,11 +128,12 @@ int RunAdminBlockWrites(const keel::CliOptions& flags) {
                                  std::to_string(getpid()) + ")");
     }
     const keel::KillSwitchState state = keel::ReadKillSwitch(ledger->Db());
-    std::cout << "writes " << (state.blocked ? "blocked" : "allowed") << " in " << path;
+    std::string line =
+        std::string("writes ") + (state.blocked ? "blocked" : "allowed") + " in " + path;
     if (state.updated_ms > 0) {
-      std::cout << " (set " << keel::IsoTime(state.updated_ms) << " by " << state.updated_by << ")";
+      line += " (set " + keel::IsoTime(state.updated_ms) + " by " + state.updated_by + ")";
     }
-    std::cout << "\n";
+    PrintCommandOutput(line + "\n");
   } catch (const std::exception& e) {
     std::cerr << "keel: " << path << ": " << e.what() << "\n";
     return kExitCantCreate;
@@ -141,8 +149,8 @@ int RunPolicyCommand(const keel::CliOptions& flags) {
     const keel::LoadedPolicy loaded = keel::LoadPolicyFile(flags.policy_check_file);
     for (const std::string& problem : loaded.problems) std::cerr << "keel: policy: " << problem << "\n";
     if (!loaded.policy) return kExitConfig;
-    std::cout << "policy " << flags.policy_check_file << " is valid (version "
-              << loaded.policy->version << ")\n";
+    PrintCommandOutput("policy " + flags.policy_check_file + " is valid (version " +
+                       loaded.policy->version + ")\n");
     return 0;
   }
   std::string path;
@@ -155,7 +163,7 @@ int RunPolicyCommand(const keel::CliOptions& flags) {
               << path << "\n";
     return 1;
   }
-  std::cout << *stored << "\n";
+  PrintCommandOutput(*stored + "\n");
   return 0;
 }
 
@@ -169,7 +177,7 @@ int RunKeel(int argc, char** argv) {
   if (!flags.policy_command.empty()) return RunPolicyCommand(flags);
   if (!flags.trace_summary_file.empty()) {
     std::ifstream in(flags.trace_summary_file);
-    std::cout << keel::SummarizeTrace(in);
+    PrintCommandOutput(keel::SummarizeTrace(in));
     return 0;
   }
   // The policy is validated completely before anything else starts (BUD-1).
@@ -192,9 +200,9 @@ int RunKeel(int argc, char** argv) {
     std::cerr << "keel: cannot open log file " << flags.log_file << ": " << error << "\n";
     return kExitCantCreate;
   }
-  int in_fd = -1;
-  int out_fd = -1;
-  if (!TakeProtocolFds(&in_fd, &out_fd) || !InstallSignalHandlers()) {
+  keel::StdioFd in;
+  keel::StdioFd out;
+  if (!TakeProtocolFds(&in, &out) || !InstallSignalHandlers()) {
     spdlog::critical("cannot set up stdio: {}", std::strerror(errno));
     return kExitSoftware;
   }
@@ -346,7 +354,7 @@ int RunKeel(int argc, char** argv) {
   keel::Session* session = nullptr;
   bool peer_gone = false;
   keel::StdioTransport transport(
-      loop, in_fd, out_fd, flags.max_line_bytes, flags.outbox_bytes,
+      loop, in, out, flags.max_line_bytes, flags.outbox_bytes,
       {.on_line = [&](std::string_view line) { session->HandleLine(line); },
        .on_oversized = [&](size_t bytes) { session->HandleOversizedLine(bytes); },
        .on_eof = [&] { session->BeginShutdown("stdin closed"); },
@@ -480,8 +488,17 @@ int RunKeel(int argc, char** argv) {
     spdlog::info("killed {} command process group(s) still running at exit", killed);
   }
   if (!idle) {
-    // A tool ignored its cancellation token; joining its thread could hang forever.
-    spdlog::warn("a tool did not stop after cancellation; exiting without waiting for it");
+    // Joining a thread that still runs tool code could hang forever. Say why it runs: a call
+    // settled (cancelled, timed out, shut down) whose tool ignored its token, or work that
+    // nothing cancelled (stdout closed: keel stops at once).
+    const size_t held = pool.held();
+    if (held > 0) {
+      spdlog::warn("{} tool call(s) did not stop after cancellation; not waiting for them", held);
+    }
+    if (const size_t pending = pool.pending(); pending > held) {
+      spdlog::warn("{} job(s) still running{}; not waiting for them", pending - held,
+                   peer_gone ? " when the client closed stdout (nothing cancelled them)" : "");
+    }
     spdlog::default_logger()->flush();
     std::_Exit(0);
   }

@@ -104,7 +104,7 @@ void Outbox::PushLog(std::string line) {
   Append(std::move(line), 0);
 }
 
-Outbox::WriteStatus Outbox::WriteTo(int fd) {
+Outbox::WriteStatus Outbox::WriteTo(const StdioFd& out) {
   constexpr size_t kMaxIov = 64;
   while (!entries_.empty()) {
     iovec iov[kMaxIov];
@@ -114,7 +114,7 @@ Outbox::WriteStatus Outbox::WriteTo(int fd) {
       iov[count].iov_base = it->data.data() + skip;
       iov[count].iov_len = it->data.size() - skip;
     }
-    const ssize_t n = writev(fd, iov, static_cast<int>(count));
+    const ssize_t n = WriteSome(out, iov, static_cast<int>(count));
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK) return WriteStatus::kBlocked;

@@ -31,6 +31,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "server/stdio_fd.h"
+
 namespace keel {
 
 class Outbox {
@@ -56,8 +58,8 @@ class Outbox {
   uint64_t dropped_logs() const { return dropped_logs_; }
   uint64_t dropped_progress() const { return dropped_progress_; }
 
-  // Writes as much as `fd` accepts without blocking.
-  WriteStatus WriteTo(int fd);
+  // Writes as much as `out` accepts without blocking.
+  WriteStatus WriteTo(const StdioFd& out);
 
  private:
   struct Entry {

@@ -1,13 +1,22 @@
 #include "server/process_log.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <system_error>
+
 #include <spdlog/sinks/basic_file_sink.h>
-#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
+
+#include "server/stderr_sink.h"
+#include "server/stdio_fd.h"
 
 namespace keel {
 
 void InstallStderrLogger() {
-  auto logger = spdlog::stderr_logger_st("keel");
+  auto sink = std::make_shared<StderrSink>(TakeStdio(STDERR_FILENO, O_WRONLY));
+  auto logger = std::make_shared<spdlog::logger>("keel", std::move(sink));
   logger->set_pattern("keel %L %Y-%m-%dT%H:%M:%S.%e %v");
   logger->set_level(spdlog::level::warn);  // quiet by default: hosts surface any stderr
   spdlog::set_default_logger(logger);
@@ -15,6 +24,14 @@ void InstallStderrLogger() {
 
 std::string ConfigureProcessLog(const std::string& level, const std::string& file) {
   if (!file.empty()) {
+    // spdlog would create missing directories: a mistyped path must fail instead.
+    const std::filesystem::path directory = std::filesystem::path(file).parent_path();
+    std::error_code ec;
+    if (!directory.empty() && !std::filesystem::is_directory(directory, ec)) {
+      return directory.string() + (std::filesystem::exists(directory, ec)
+                                       ? " is not a directory"
+                                       : ": no such directory (keel creates none)");
+    }
     try {
       auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(file, /*truncate=*/false);
       auto logger = std::make_shared<spdlog::logger>("keel-file", sink);

@@ -6,31 +6,27 @@
 
 #include <cerrno>
 
-#include "server/nonblocking.h"
-
 namespace keel {
 
-StdioTransport::StdioTransport(EventLoop& loop, int in_fd, int out_fd, size_t max_line_bytes,
+StdioTransport::StdioTransport(EventLoop& loop, StdioFd in, StdioFd out, size_t max_line_bytes,
                                size_t outbox_bytes, Callbacks callbacks)
     : loop_(loop),
-      in_fd_(in_fd),
-      out_fd_(out_fd),
+      in_(in),
+      out_(out),
       callbacks_(std::move(callbacks)),
       framer_(max_line_bytes, callbacks_.on_line, callbacks_.on_oversized),
       outbox_(outbox_bytes, [this](uint64_t stream) {
         if (callbacks_.on_progress_dropped) callbacks_.on_progress_dropped(stream);
       }) {
-  SetNonBlocking(in_fd_);
-  SetNonBlocking(out_fd_);
   read_buffer_.resize(kReadChunkBytes);
-  loop_.Watch(in_fd_, POLLIN, [this](short) { OnReadable(); });
-  loop_.Watch(out_fd_, 0, [this](short revents) { OnWritable(revents); });
+  loop_.Watch(in_.fd, POLLIN, [this](short) { OnReadable(); });
+  loop_.Watch(out_.fd, 0, [this](short revents) { OnWritable(revents); });
   loop_.AddBeforeWait([this] { Flush(); });
 }
 
 StdioTransport::~StdioTransport() {
-  loop_.Unwatch(in_fd_);
-  loop_.Unwatch(out_fd_);
+  loop_.Unwatch(in_.fd);
+  loop_.Unwatch(out_.fd);
 }
 
 void StdioTransport::StopReading() {
@@ -50,7 +46,7 @@ void StdioTransport::SendLog(std::string line) { outbox_.PushLog(std::move(line)
 
 void StdioTransport::OnReadable() {
   if (!reading_ || paused_) return;
-  const ssize_t n = read(in_fd_, read_buffer_.data(), read_buffer_.size());
+  const ssize_t n = ReadSome(in_, read_buffer_.data(), read_buffer_.size());
   if (n < 0) {
     if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) return;
     // A read error is as final as EOF: there is no more input to serve.
@@ -78,8 +74,7 @@ void StdioTransport::PeerGone() {
 }
 
 void StdioTransport::Flush() {
-  if (!peer_gone_ && !outbox_.empty() &&
-      outbox_.WriteTo(out_fd_) == Outbox::WriteStatus::kPeerGone) {
+  if (!peer_gone_ && !outbox_.empty() && outbox_.WriteTo(out_) == Outbox::WriteStatus::kPeerGone) {
     return PeerGone();
   }
   UpdateInterest();
@@ -89,18 +84,18 @@ void StdioTransport::UpdateInterest() {
   // Hysteresis: resuming only below half keeps a slow reader from toggling us per line.
   if (paused_ && outbox_.bytes() < outbox_.max_bytes() / 2) paused_ = false;
   if (!paused_ && outbox_.bytes() >= outbox_.max_bytes()) paused_ = true;
-  loop_.SetEvents(in_fd_, reading_ && !paused_ ? POLLIN : 0);
-  loop_.SetEvents(out_fd_, !peer_gone_ && !outbox_.empty() ? POLLOUT : 0);
+  loop_.SetEvents(in_.fd, reading_ && !paused_ ? POLLIN : 0);
+  loop_.SetEvents(out_.fd, !peer_gone_ && !outbox_.empty() ? POLLOUT : 0);
 }
 
 bool StdioTransport::FlushBlocking(TimePoint deadline) {
   const Clock& clock = loop_.clock();
   while (!peer_gone_ && !outbox_.empty()) {
-    if (outbox_.WriteTo(out_fd_) == Outbox::WriteStatus::kPeerGone) return false;
+    if (outbox_.WriteTo(out_) == Outbox::WriteStatus::kPeerGone) return false;
     if (outbox_.empty()) break;
     const auto left = std::chrono::ceil<Millis>(Deadline::At(deadline).Remaining(clock.Now()));
     if (left.count() <= 0) return false;
-    pollfd pfd{out_fd_, POLLOUT, 0};
+    pollfd pfd{out_.fd, POLLOUT, 0};
     poll(&pfd, 1, static_cast<int>(left.count()));
   }
   return outbox_.empty();

@@ -1,6 +1,6 @@
-// StdioTransport: newline-delimited JSON-RPC over two fds (keel's private copies of
-// stdin and stdout). It frames input with LineFramer, queues output in a bounded Outbox,
-// and writes only when the fd accepts bytes. Loop thread only.
+// StdioTransport: newline-delimited JSON-RPC over two fds (keel's private handles on stdin
+// and stdout, see StdioFd: their I/O never blocks). It frames input with LineFramer, queues
+// output in a bounded Outbox, and writes only when the fd accepts bytes. Loop thread only.
 //
 // Invariants (`outbox_bytes` is the bound given to the constructor, BP-1):
 //  1. Reading stops for good at EOF or StopReading(); it pauses while the outbox holds
@@ -23,6 +23,7 @@
 #include "server/event_loop.h"
 #include "server/outbox.h"
 #include "server/output_sink.h"
+#include "server/stdio_fd.h"
 
 namespace keel {
 
@@ -40,7 +41,7 @@ class StdioTransport final : public OutputSink {
   };
 
   // `outbox_bytes` bounds the outbox (--outbox-bytes): see invariants 1 and 2.
-  StdioTransport(EventLoop& loop, int in_fd, int out_fd, size_t max_line_bytes,
+  StdioTransport(EventLoop& loop, StdioFd in, StdioFd out, size_t max_line_bytes,
                  size_t outbox_bytes, Callbacks callbacks);
   ~StdioTransport() override;
 
@@ -70,8 +71,8 @@ class StdioTransport final : public OutputSink {
   void UpdateInterest();
 
   EventLoop& loop_;
-  int in_fd_;
-  int out_fd_;
+  StdioFd in_;
+  StdioFd out_;
   Callbacks callbacks_;
   LineFramer framer_;
   Outbox outbox_;

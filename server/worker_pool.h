@@ -3,8 +3,8 @@
 // running, held ones included) is decided by the caller.
 //
 // Thread-safety: Submit(), SubmitAll() and the counters may be called from any thread.
-// Hold() and Release() log through the default spdlog logger, which the server installs
-// single-threaded: the server calls them from the loop thread only.
+// Hold() and Release() log through the default spdlog logger (any thread may log; see
+// process_log.h); the server calls them from the loop thread.
 // WorkerPool(0) runs every job inline inside Submit()/SubmitAll(), for deterministic tests;
 // there Hold() and Release() only count.
 // Invariants: the queue is FIFO; a job runs on exactly one thread, once;

@@ -26,10 +26,11 @@ using keel::CliParse;
 class CleanKeelEnv {
  public:
   CleanKeelEnv() {
-    for (const char* name : {"KEEL_CONFIG", "KEEL_WORKERS", "KEEL_MAX_INFLIGHT",
-                             "KEEL_MAX_LINE_BYTES", "KEEL_SHUTDOWN_GRACE", "KEEL_PAGE_SIZE",
-                             "KEEL_LOG_LEVEL", "KEEL_LOG_FILE", "KEEL_TEST_TOOLS",
-                             "KEEL_CONFORMANCE_FIXTURES", "KEEL_CLIENT_LOG_LEVEL"}) {
+    for (const char* name :
+         {"KEEL_CONFIG", "KEEL_WORKERS", "KEEL_MAX_INFLIGHT", "KEEL_MAX_LINE_BYTES",
+          "KEEL_SHUTDOWN_GRACE", "KEEL_PAGE_SIZE", "KEEL_LOG_LEVEL", "KEEL_LOG_FILE",
+          "KEEL_TEST_TOOLS", "KEEL_CONFORMANCE_FIXTURES", "KEEL_CLIENT_LOG_LEVEL",
+          "KEEL_IDLE_TIMEOUT", "KEEL_MAX_TIMEOUT"}) {
       const char* value = getenv(name);
       saved_.emplace_back(name, value ? std::optional<std::string>(value) : std::nullopt);
       unsetenv(name);
@@ -256,6 +257,49 @@ TEST_CASE("a config value of the wrong type or out of range is a configuration e
   CHECK(ExitCode(Parse({"--config", dir.Write("b.toml", "workers = 5000\n")})) == 78);
   CHECK(ExitCode(Parse({"--config", dir.Write("c.toml", "log-level = \"loud\"\n")})) == 78);
   CHECK(ExitCode(Parse({"--config", dir.Write("d.toml", "max-inflight = 0\n")})) == 78);
+}
+
+// Issue 17 #11: a default follows the value the user set; only two values the user set
+// (flag, KEEL_* variable or config file, in any mix) can conflict.
+TEST_CASE("a max timeout below the default idle timeout lowers the idle timeout to it") {
+  CleanKeelEnv env;
+  keel::TempDir dir;
+  const CliParse flag = Parse({"--max-timeout", "10000"});
+  REQUIRE(ExitCode(flag) == -1);
+  CHECK(flag.options.max_timeout_ms == 10000);
+  CHECK(flag.options.idle_timeout_ms == 10000);
+  const CliParse file = Parse({"--config", dir.Write("keel.toml", "max-timeout = 2000\n")});
+  REQUIRE(ExitCode(file) == -1);
+  CHECK(file.options.idle_timeout_ms == 2000);
+  env.Set("KEEL_MAX_TIMEOUT", "5000");
+  const CliParse variable = Parse({});
+  REQUIRE(ExitCode(variable) == -1);
+  CHECK(variable.options.max_timeout_ms == 5000);
+  CHECK(variable.options.idle_timeout_ms == 5000);
+}
+
+TEST_CASE("an idle timeout above the default max timeout raises the max timeout to it") {
+  CleanKeelEnv env;
+  const CliParse flag = Parse({"--idle-timeout", "70000"});
+  REQUIRE(ExitCode(flag) == -1);
+  CHECK(flag.options.idle_timeout_ms == 70000);
+  CHECK(flag.options.max_timeout_ms == 70000);
+  // Below the default max nothing moves.
+  CHECK(Parse({"--idle-timeout", "1000"}).options.max_timeout_ms == 55000);
+  CHECK(Parse({"--max-timeout", "60000"}).options.idle_timeout_ms == 30000);
+}
+
+TEST_CASE(
+    "an idle timeout above a max timeout is bad usage (exit 64) only when the user set both") {
+  CleanKeelEnv env;
+  keel::TempDir dir;
+  CHECK(ExitCode(Parse({"--idle-timeout", "2000", "--max-timeout", "1000"})) == 64);
+  CHECK(ExitCode(Parse(
+            {"--config", dir.Write("a.toml", "idle-timeout = 2000\nmax-timeout = 1000\n")})) == 64);
+  env.Set("KEEL_MAX_TIMEOUT", "1000");
+  CHECK(ExitCode(Parse({"--idle-timeout", "2000"})) == 64);
+  CHECK(ExitCode(Parse({"--config", dir.Write("b.toml", "idle-timeout = 2000\n")})) == 64);
+  CHECK(ExitCode(Parse({"--idle-timeout", "1000"})) == -1);  // equal is fine
 }
 
 }  // namespace cli_options_test

@@ -45,7 +45,7 @@ struct Recorded {
       : outbox(max_bytes, [this](uint64_t stream) { dropped.push_back(stream); }) {}
   std::string WriteAll() {
     Pipe pipe;
-    CHECK(outbox.WriteTo(pipe.fds[1]) == Outbox::WriteStatus::kDrained);
+    CHECK(outbox.WriteTo(StdioFd{pipe.fds[1]}) == Outbox::WriteStatus::kDrained);
     CHECK(outbox.bytes() == 0);
     return pipe.Drain();
   }
@@ -60,7 +60,7 @@ TEST_CASE("lines leave in order, each followed by one newline", "[outbox]") {
   outbox.PushResponse("c");
   CHECK(outbox.bytes() == 6);
   Pipe pipe;
-  CHECK(outbox.WriteTo(pipe.fds[1]) == Outbox::WriteStatus::kDrained);
+  CHECK(outbox.WriteTo(StdioFd{pipe.fds[1]}) == Outbox::WriteStatus::kDrained);
   CHECK(pipe.Drain() == "a\nb\nc\n");
   CHECK(outbox.empty());
   CHECK(outbox.bytes() == 0);
@@ -78,7 +78,7 @@ TEST_CASE("newer progress for a stream replaces the unsent value in place (BP-1)
   CHECK(outbox.bytes() == 3 + 6 + 3);
   outbox.PushResponse("done");
   Pipe pipe;
-  outbox.WriteTo(pipe.fds[1]);
+  outbox.WriteTo(StdioFd{pipe.fds[1]});
   CHECK(pipe.Drain() == "p3\nother\nq1\ndone\n");
   CHECK(outbox.dropped_progress() == 0);
 }
@@ -87,10 +87,10 @@ TEST_CASE("progress queued after its slot was written takes a new slot", "[outbo
   Outbox outbox(1 << 20);
   Pipe pipe;
   outbox.PushProgress(1, "p1");
-  outbox.WriteTo(pipe.fds[1]);
+  outbox.WriteTo(StdioFd{pipe.fds[1]});
   outbox.PushProgress(1, "p2");
   CHECK(outbox.bytes() == 3);
-  outbox.WriteTo(pipe.fds[1]);
+  outbox.WriteTo(StdioFd{pipe.fds[1]});
   CHECK(pipe.Drain() == "p1\np2\n");
 }
 
@@ -179,7 +179,7 @@ TEST_CASE("a drop callback may push: it runs after the outbox is consistent (BP-
   CHECK(dropped == std::vector<uint64_t>{1});
   CHECK(outbox.bytes() == 30 + 9);
   Pipe pipe;
-  outbox.WriteTo(pipe.fds[1]);
+  outbox.WriteTo(StdioFd{pipe.fds[1]});
   CHECK(pipe.Drain() == Sized("b", 30) + "\nresync 1\n");
 }
 
@@ -207,7 +207,7 @@ TEST_CASE("discarding a partly written progress line finishes it instead of cutt
   const std::string line(10000, 'p');
   outbox.PushProgress(1, line);
   outbox.PushResponse("r");
-  CHECK(outbox.WriteTo(pipe.fds[1]) == Outbox::WriteStatus::kBlocked);
+  CHECK(outbox.WriteTo(StdioFd{pipe.fds[1]}) == Outbox::WriteStatus::kBlocked);
   std::string received = pipe.Drain();
   REQUIRE(!received.empty());
   REQUIRE(received.size() < line.size());
@@ -217,7 +217,7 @@ TEST_CASE("discarding a partly written progress line finishes it instead of cutt
   outbox.PushProgress(1, "later");  // the head is no longer a slot: this queues behind it
   CHECK(outbox.bytes() == line.size() + 1 + 2 + 6 - received.size());
   for (int i = 0; i < 100 && !outbox.empty(); ++i) {
-    outbox.WriteTo(pipe.fds[1]);
+    outbox.WriteTo(StdioFd{pipe.fds[1]});
     received += pipe.Drain();
   }
   CHECK(received == line + "\nr\nlater\n");
@@ -230,7 +230,7 @@ TEST_CASE("a partly written progress line is finished, never dropped for room (B
   REQUIRE(fcntl(pipe.fds[1], F_SETPIPE_SZ, 4096) >= 0);
   const std::string line(10000, 'p');
   r.outbox.PushProgress(1, line);
-  r.outbox.WriteTo(pipe.fds[1]);
+  r.outbox.WriteTo(StdioFd{pipe.fds[1]});
   std::string received = pipe.Drain();
   const size_t unsent = line.size() + 1 - received.size();
   CHECK(r.outbox.bytes() == unsent);
@@ -238,7 +238,7 @@ TEST_CASE("a partly written progress line is finished, never dropped for room (B
   CHECK(r.dropped == std::vector<uint64_t>{2});
   CHECK(r.outbox.bytes() == unsent);
   for (int i = 0; i < 100 && !r.outbox.empty(); ++i) {
-    r.outbox.WriteTo(pipe.fds[1]);
+    r.outbox.WriteTo(StdioFd{pipe.fds[1]});
     received += pipe.Drain();
   }
   CHECK(received == line + "\n");
@@ -254,7 +254,7 @@ TEST_CASE("log lines are dropped once the queue holds half the bound (BP-1)", "[
   outbox.PushResponse("kept too");
   CHECK(outbox.bytes() == 63);
   Pipe pipe;
-  outbox.WriteTo(pipe.fds[1]);
+  outbox.WriteTo(StdioFd{pipe.fds[1]});
   CHECK(pipe.Drain() == Sized("r", 49) + "\nkept\nkept too\n");
 }
 
@@ -274,7 +274,7 @@ TEST_CASE("lines left after drops, overwrites and discards keep their order (BP-
   r.outbox.PushProgress(5, "e1");            // 1 goes (the oldest), then it fits
   CHECK(r.dropped == std::vector<uint64_t>{1});
   CHECK(r.outbox.bytes() == 60);
-  CHECK(r.outbox.WriteTo(pipe.fds[1]) == Outbox::WriteStatus::kDrained);
+  CHECK(r.outbox.WriteTo(StdioFd{pipe.fds[1]}) == Outbox::WriteStatus::kDrained);
   CHECK(pipe.Drain() == "r1\nb2\nl1\nr2\n" + Sized("d", 45) + "\ne1\n");
 }
 
@@ -287,7 +287,7 @@ TEST_CASE("a write that the pipe only partly accepts resumes where it stopped", 
   outbox.PushResponse("tail");
   std::string received;
   for (int i = 0; i < 100 && !outbox.empty(); ++i) {
-    outbox.WriteTo(pipe.fds[1]);
+    outbox.WriteTo(StdioFd{pipe.fds[1]});
     received += pipe.Drain();
     CHECK(outbox.bytes() == line.size() + 1 + 5 - received.size());
   }
@@ -321,7 +321,7 @@ TEST_CASE("100k progress streams behind a paused reader keep only the newest tha
   Pipe pipe;
   std::string received;
   for (int i = 0; i < 1000 && !outbox.empty(); ++i) {
-    outbox.WriteTo(pipe.fds[1]);
+    outbox.WriteTo(StdioFd{pipe.fds[1]});
     received += pipe.Drain();
   }
   CHECK(received.size() == kKept * kLine / 2);
@@ -335,7 +335,7 @@ TEST_CASE("a closed reader is reported as the peer being gone", "[outbox]") {
   close(fds[0]);
   signal(SIGPIPE, SIG_IGN);
   outbox.PushResponse("nobody listens");
-  CHECK(outbox.WriteTo(fds[1]) == Outbox::WriteStatus::kPeerGone);
+  CHECK(outbox.WriteTo(StdioFd{fds[1]}) == Outbox::WriteStatus::kPeerGone);
   close(fds[1]);
 }
 

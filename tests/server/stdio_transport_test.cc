@@ -67,7 +67,7 @@ TEST_CASE("stdin pauses when the outbox reaches its bound and resumes below half
   Pipes pipes;
   constexpr size_t kBound = 64 << 10;
   int lines = 0;
-  StdioTransport transport(loop, pipes.in[0], pipes.out[1], 1 << 20, kBound,
+  StdioTransport transport(loop, StdioFd{pipes.in[0]}, StdioFd{pipes.out[1]}, 1 << 20, kBound,
                            {.on_line = [&](std::string_view) { ++lines; }});
   const size_t junk = pipes.FillOut();  // the client reads nothing: keel can write nothing
   transport.SendResponse(std::string(kBound - 2, 'x'));  // one byte below the bound
@@ -112,7 +112,7 @@ TEST_CASE("progress the outbox drops at its bound is reported with its stream (B
   constexpr size_t kBound = 64 << 10;
   std::vector<uint64_t> dropped;
   StdioTransport transport(
-      loop, pipes.in[0], pipes.out[1], 1 << 20, kBound,
+      loop, StdioFd{pipes.in[0]}, StdioFd{pipes.out[1]}, 1 << 20, kBound,
       {.on_progress_dropped = [&](uint64_t stream) { dropped.push_back(stream); }});
   const size_t junk = pipes.FillOut();
   transport.SendProgress(1, std::string(40000, 'a'));
@@ -134,7 +134,7 @@ TEST_CASE("progress of a cancelled request that is still queued is never written
   EventLoop loop(clock);
   Pipes pipes;
   int dropped = 0;
-  StdioTransport transport(loop, pipes.in[0], pipes.out[1], 1 << 20, 64 << 10,
+  StdioTransport transport(loop, StdioFd{pipes.in[0]}, StdioFd{pipes.out[1]}, 1 << 20, 64 << 10,
                            {.on_progress_dropped = [&](uint64_t) { ++dropped; }});
   transport.SendProgress(7, "p7");
   transport.SendProgress(8, "p8");
@@ -151,9 +151,9 @@ TEST_CASE("EOF on stdin is reported once and reading stops", "[transport]") {
   Pipes pipes;
   int eofs = 0;
   std::string last;
-  StdioTransport transport(loop, pipes.in[0], pipes.out[1], 1 << 20, 64 << 10,
-                           {.on_line = [&](std::string_view line) { last = line; },
-                            .on_eof = [&] { ++eofs; }});
+  StdioTransport transport(
+      loop, StdioFd{pipes.in[0]}, StdioFd{pipes.out[1]}, 1 << 20, 64 << 10,
+      {.on_line = [&](std::string_view line) { last = line; }, .on_eof = [&] { ++eofs; }});
   REQUIRE(write(pipes.in[1], "tail-without-newline", 20) == 20);
   close(pipes.in[1]);
   pipes.in[1] = open("/dev/null", O_WRONLY);  // keep the destructor's close harmless
@@ -169,7 +169,7 @@ TEST_CASE("a vanished stdout reader is reported as the peer being gone", "[trans
   EventLoop loop(clock);
   Pipes pipes;
   int gone = 0;
-  StdioTransport transport(loop, pipes.in[0], pipes.out[1], 1 << 20, 64 << 10,
+  StdioTransport transport(loop, StdioFd{pipes.in[0]}, StdioFd{pipes.out[1]}, 1 << 20, 64 << 10,
                            {.on_peer_gone = [&] { ++gone; }});
   close(pipes.out[0]);
   pipes.out[0] = open("/dev/null", O_RDONLY);
