@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 namespace keel {
 
@@ -31,6 +32,29 @@ void WarnIfWalResetBug() {
                    sqlite3_libversion());
     }
   });
+}
+
+// SQLite names the write-ahead log and its shared-memory index after the name the database
+// was opened by. Two names of one file (hard links) get two WALs and two lock files, so
+// connections through different names neither see each other's commits nor wait for each
+// other's write lock: two keels would each run every key, and a checkpoint would overwrite
+// the other's acknowledged writes (issue 17 item 6). A symlink is fine: SQLite resolves it
+// to the one real name. So a link count above one is refused, on the database file and on a
+// side file that exists (one hard-linked to another database's would mix their logs).
+// Empty when the file has one name.
+std::string SecondNameProblem(sqlite3* db) {
+  const char* name = sqlite3_db_filename(db, "main");
+  if (name == nullptr || name[0] == '\0') return {};  // in-memory or temporary: no file
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    const std::string file = std::string(name) + suffix;
+    struct stat st {};
+    if (::stat(file.c_str(), &st) != 0 || st.st_nlink <= 1) continue;  // absent side file too
+    return file + " has " + std::to_string(st.st_nlink) +
+           " hard links (names): SQLite keeps the write-ahead log per name, so keels using "
+           "different names of one file would not see each other's writes and would each run "
+           "every key; use one name (a symlink is fine) or a copy of the file";
+  }
+  return {};
 }
 
 }  // namespace
@@ -107,6 +131,11 @@ std::unique_ptr<Database> Database::Open(const std::string& path, std::string* e
     return nullptr;
   }
   std::unique_ptr<Database> db(new Database(raw));
+  // Before anything is read or written through this name.
+  if (std::string problem = SecondNameProblem(raw); !problem.empty()) {
+    *error = std::move(problem);
+    return nullptr;
+  }
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, kDefaultBusyTimeoutMs);
   for (const char* pragma :

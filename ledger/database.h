@@ -61,7 +61,9 @@ class Statement {
 class Database {
  public:
   // Opens (creating if needed) the database at `path`. On failure returns null and sets
-  // *error to a readable reason.
+  // *error to a readable reason. A file with more than one name (a hard link count above
+  // one, of the database or of its -wal or -shm file) is refused: SQLite keeps the WAL per
+  // name, so connections through two names would not exclude each other. Symlinks are fine.
   static std::unique_ptr<Database> Open(const std::string& path, std::string* error);
 
   ~Database();

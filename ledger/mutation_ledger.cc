@@ -373,31 +373,27 @@ bool MutationLedger::Adopt(const std::string& tool, const std::string& key,
       });
 }
 
+// The two reads below let SqliteError through: an empty answer would say "nothing
+// unsettled" or "no call with that key ran" about a file that could not be read.
 std::vector<LedgerRecord> MutationLedger::Unsettled(const std::string& tool, size_t limit) {
-  std::vector<LedgerRecord> rows;
-  try {
+  std::vector<std::string> found;
+  {
     Statement keys = db_.Prepare(
         "SELECT key FROM ledger WHERE tool = ?1 AND state IN ('in_progress', "
         "'needs_reconciliation') ORDER BY created_ms LIMIT ?2");
     keys.Bind(1, tool).Bind(2, static_cast<int64_t>(limit));
-    std::vector<std::string> found;
     while (keys.Step()) found.push_back(keys.Text(0));
-    for (const std::string& key : found) {
-      if (auto row = ReadRow(db_, tool, key)) rows.push_back(std::move(*row));
-    }
-  } catch (const SqliteError&) {
-    rows.clear();
+  }
+  std::vector<LedgerRecord> rows;
+  for (const std::string& key : found) {
+    if (auto row = ReadRow(db_, tool, key)) rows.push_back(std::move(*row));
   }
   return rows;
 }
 
 std::optional<LedgerRecord> MutationLedger::Lookup(const std::string& tool,
                                                    const std::string& key) {
-  try {
-    return ReadRow(db_, tool, key);
-  } catch (const SqliteError&) {
-    return std::nullopt;
-  }
+  return ReadRow(db_, tool, key);
 }
 
 size_t MutationLedger::ReapExpired() {

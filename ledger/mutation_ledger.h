@@ -154,9 +154,12 @@ class MutationLedger {
   bool Adopt(const std::string& tool, const std::string& key, const std::string& from_owner,
              bool owner_gone);
   // The rows of `tool` that are in_progress or needs_reconciliation (oldest first, at most
-  // `limit`): what a start-up reconciliation looks at. Empty on a SQLite error.
+  // `limit`): what a start-up reconciliation looks at. Throws SqliteError when the ledger
+  // cannot be read (never an empty list that would mean "nothing unsettled").
   std::vector<LedgerRecord> Unsettled(const std::string& tool, size_t limit);
 
+  // The row of (tool, key); nullopt only when there is none. Throws SqliteError when the
+  // ledger cannot be read: a read that fails is never "no call with that key ran".
   std::optional<LedgerRecord> Lookup(const std::string& tool, const std::string& key);
   // Deletes terminal rows past their expiry. Returns how many.
   size_t ReapExpired();

@@ -120,10 +120,19 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
                  "is dropped, and stdin is not read until the client catches up (responses "
                  "are never dropped)")
       ->envname("KEEL_OUTBOX_BYTES")->check(CLI::Range(size_t{64} << 10, size_t{1} << 30));
+  // An empty --db (or config `db = ""`) is refused, never read as "the default database":
+  // the user named a file and it is not that one. An empty KEEL_DB counts as unset (CLI11
+  // skips empty variables), as an empty XDG_DATA_HOME does for the default path.
   app.add_option("--db", o.db_path,
                  "SQLite file for the idempotency ledger and the demo backends (default: "
                  "$XDG_DATA_HOME/keel/keel.db or ~/.local/share/keel/keel.db)")
-      ->envname("KEEL_DB");
+      ->envname("KEEL_DB")
+      ->check(CLI::Validator(
+          [](std::string& path) {
+            return path.empty() ? std::string("must not be empty (omit --db for the default)")
+                                : std::string();
+          },
+          "PATH"));
   app.add_option("--idempotency-ttl", o.idempotency_ttl_ms,
                  "Milliseconds a finished keyed mutation is remembered; a retry within it "
                  "replays the result, after it the key is forgotten")

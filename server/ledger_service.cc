@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ledger/database_check.h"
 #include "ledger/fingerprint.h"
 #include "ledger/schema.h"
 #include "server/exit_codes.h"
@@ -13,6 +14,41 @@ namespace keel {
 namespace {
 
 constexpr size_t kMaxKeyLength = 255;
+// How long the start-up page scan (quick_check) may take. An MCP host waits for keel's
+// first answer; 2 s is short next to its timeouts and reads a few hundred MB on an idle
+// machine, far more than keel's file holds (keys are kept for --idempotency-ttl, a day).
+// A larger file is checked in part, with a warning, rather than delaying start-up.
+constexpr std::chrono::milliseconds kStartupScanBudget{2000};
+
+// Issue 17 item 12: a file keel cannot write, or whose pages are damaged, is refused at
+// start-up; served, it would answer every keyed write `ledger_error` "retry", which never
+// succeeds. Empty when the file is usable.
+std::string Unusable(Database& db, const std::string& path) {
+  const DatabaseCheck check =
+      CheckDatabase(db, std::chrono::steady_clock::now() + kStartupScanBudget);
+  switch (check.verdict) {
+    case DatabaseCheck::Verdict::kUsable:
+      break;
+    case DatabaseCheck::Verdict::kNotWritable:
+      return "cannot write the database " + path + ": " + check.problem;
+    case DatabaseCheck::Verdict::kDamaged:
+      return "the database " + path + " is damaged (" + check.problem +
+             "); restore it from a backup, or use another --db";
+  }
+  if (!check.write_proven) {
+    spdlog::warn(
+        "{}: another process held the write lock at start-up; could not prove the "
+        "file writable",
+        path);
+  }
+  if (!check.scan_complete) {
+    spdlog::warn(
+        "{}: the start-up check of its pages stopped after {} ms; the part it read "
+        "is sound",
+        path, kStartupScanBudget.count());
+  }
+  return {};
+}
 
 // The stored result with the replay marked in its `_meta` (IDEM-4: `stored` is already a
 // fresh copy parsed from the ledger).
@@ -86,6 +122,13 @@ std::unique_ptr<LedgerService> LedgerService::Open(Options options, std::string*
   std::unique_ptr<Database> db = Database::Open(options.path, error);
   if (!db) {
     *error = "cannot open the database " + options.path + ": " + *error;
+    *exit_code = kExitCantCreate;
+    return nullptr;
+  }
+  // Checked before migrating: a file that cannot be written (or is damaged) is a file keel
+  // cannot use (73), whatever schema version it has.
+  if (std::string problem = Unusable(*db, options.path); !problem.empty()) {
+    *error = std::move(problem);
     *exit_code = kExitCantCreate;
     return nullptr;
   }

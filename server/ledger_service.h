@@ -38,8 +38,9 @@ class LedgerService {
     std::string owner;                   // unique per process
   };
 
-  // Opens and migrates the file. On failure returns null with *error set and *exit_code
-  // 73 (cannot open or create) or 78 (written by a newer keel, or unusable).
+  // Opens, checks and migrates the file. On failure returns null with *error set and
+  // *exit_code 73 (cannot open or create; a second hard link; not writable; damaged pages:
+  // see DatabaseCheck) or 78 (written by a newer keel, or a migration failed).
   static std::unique_ptr<LedgerService> Open(Options options, std::string* error,
                                              int* exit_code);
 

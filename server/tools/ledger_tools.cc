@@ -71,7 +71,14 @@ class MutationTool : public Tool {
     std::string problem;
     const std::string key = ApprovalScopedKey(IdempotencyKey(meta, arguments, &problem), arguments);
     if (key.empty() || !problem.empty()) return Reconciled{};
-    const std::optional<LedgerRecord> row = ledger_->Ledger().Lookup(spec_.name, key);
+    std::optional<LedgerRecord> row;
+    try {
+      row = ledger_->Ledger().Lookup(spec_.name, key);
+    } catch (const SqliteError& e) {
+      // An unreadable ledger cannot tell: never "did not happen", which would let it run again.
+      spdlog::warn("{} key '{}': the ledger could not be read: {}", spec_.name, key, e.what());
+      return Reconciled{};
+    }
     if (!row) return Reconciled{Reconciled::Outcome::kDidNotHappen, Json()};
     if (row->fingerprint != Fingerprint(spec_.name, arguments)) return Reconciled{};
     if (row->state == LedgerState::kCommitted || row->state == LedgerState::kFailed) {

@@ -1,6 +1,7 @@
 // Unit tests for ledger/database.h: one SQLite connection opened for durable state.
 #include "ledger/database.h"
 
+#include <filesystem>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -81,6 +82,54 @@ TEST_CASE("an in-memory database opens with journal mode memory", "[ledger]") {
   REQUIRE(db != nullptr);
   CHECK(db->Pragma("journal_mode") == "memory");
   CHECK(db->Pragma("foreign_keys") == "1");
+}
+
+TEST_CASE("a database file with a second hard link is refused at open naming the path and why",
+          "[ledger]") {
+  // SQLite keeps the write-ahead log per name: two keels on two names of one file would
+  // each see only their own writes, and run every key once each.
+  keel::TempDir dir;
+  std::string error;
+  REQUIRE(Database::Open(dir.File("keel.db"), &error) != nullptr);
+  std::filesystem::create_hard_link(dir.File("keel.db"), dir.File("other-name.db"));
+  for (const char* name : {"keel.db", "other-name.db"}) {
+    error.clear();
+    CHECK(Database::Open(dir.File(name), &error) == nullptr);
+    CHECK_THAT(error, Catch::Contains(dir.File(name)) && Catch::Contains("hard link"));
+  }
+}
+
+TEST_CASE("a database whose -wal or -shm file has a second hard link is refused at open",
+          "[ledger]") {
+  for (const char* side : {"-wal", "-shm"}) {
+    keel::TempDir dir;
+    std::string error;
+    auto first = Database::Open(dir.File("keel.db"), &error);  // keeps its side files
+    REQUIRE(first != nullptr);
+    REQUIRE(first->Exec("CREATE TABLE t(x)") == "");
+    std::filesystem::create_hard_link(dir.File(std::string("keel.db") + side),
+                                      dir.File(std::string("elsewhere") + side));
+    CHECK(Database::Open(dir.File("keel.db"), &error) == nullptr);
+    CHECK_THAT(error,
+               Catch::Contains(std::string("keel.db") + side) && Catch::Contains("hard link"));
+  }
+}
+
+TEST_CASE("a database reached through a symlink opens: it is one file with one name", "[ledger]") {
+  keel::TempDir dir;
+  std::filesystem::create_directory(dir.File("real"));
+  std::filesystem::create_directory_symlink(dir.File("real"), dir.File("link"));
+  std::string error;
+  auto direct = Database::Open(dir.File("real/keel.db"), &error);
+  REQUIRE(direct != nullptr);
+  REQUIRE(direct->Exec("CREATE TABLE t(x); INSERT INTO t VALUES (1)") == "");
+  auto linked = Database::Open(dir.File("link/keel.db"), &error);
+  REQUIRE(linked != nullptr);
+  CHECK(linked->Exec("INSERT INTO t VALUES (2)") == "");
+  std::filesystem::create_symlink(dir.File("real/keel.db"), dir.File("keel-link.db"));
+  auto file_link = Database::Open(dir.File("keel-link.db"), &error);
+  REQUIRE(file_link != nullptr);
+  CHECK(file_link->Exec("INSERT INTO t VALUES (3)") == "");
 }
 
 }  // namespace database_test

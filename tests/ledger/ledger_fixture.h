@@ -27,7 +27,7 @@ class LedgerFile {
   // A new connection to the file.
   std::unique_ptr<Database> Open() const {
     std::string error;
-    auto db = Database::Open(dir_.File("ledger.db"), &error);
+    auto db = Database::Open(path(), &error);
     REQUIRE(db != nullptr);
     return db;
   }
@@ -41,6 +41,8 @@ class LedgerFile {
     options.now_ms = [this] { return now_ms.load(); };
     return options;
   }
+
+  std::string path() const { return dir_.File("ledger.db"); }
 
   std::atomic<int64_t> now_ms{1'700'000'000'000};
 

@@ -138,6 +138,28 @@ TEST_CASE("an unknown flag or a stray argument is bad usage, exit 64") {
   CHECK(ExitCode(Parse({"--workers"})) == 64);  // missing value
 }
 
+TEST_CASE("an empty --db is bad usage (exit 64) and never the default database") {
+  CleanKeelEnv env;
+  CHECK(ExitCode(Parse({"--db", ""})) == 64);
+  CHECK(ExitCode(Parse({"--db="})) == 64);
+  keel::TempDir dir;
+  CHECK(ExitCode(Parse({"--config", dir.Write("db.toml", "db = \"\"\n")})) == 78);
+  // An empty KEEL_DB is an unset one (as an empty XDG_DATA_HOME is for the default path):
+  // `KEEL_DB= keel` is how a shell clears it.
+  const char* saved = getenv("KEEL_DB");
+  const std::optional<std::string> restore =
+      saved ? std::optional<std::string>(saved) : std::nullopt;
+  setenv("KEEL_DB", "", 1);
+  const CliParse parse = Parse({});
+  if (restore) {
+    setenv("KEEL_DB", restore->c_str(), 1);
+  } else {
+    unsetenv("KEEL_DB");
+  }
+  CHECK(ExitCode(parse) == -1);
+  CHECK(parse.options.db_path.empty());
+}
+
 TEST_CASE("an out-of-range or malformed flag value is bad usage, exit 64") {
   CleanKeelEnv env;
   const std::vector<std::vector<std::string>> cases = {

@@ -2,15 +2,17 @@
 // exactly once per idempotency key, every time without one, and ledger_lookup reconciles
 // by key. Proves IDEM-1, IDEM-2, IDEM-3 (two connections at a barrier), IDEM-4 (reopen,
 // defensive copies) and the seed's practice lab for reserve_inventory (IDEM-6).
-#include <catch2/catch.hpp>
+#include "server/tools/ledger_tools.h"
 
 #include <barrier>
 #include <set>
 #include <thread>
 
+#include <catch2/catch.hpp>
+
+#include "fakes/damaged_pages.h"
 #include "fakes/temp_dir.h"
 #include "server/ledger_service.h"
-#include "server/tools/ledger_tools.h"
 
 namespace keel::ledger_tools_test {
 namespace {
@@ -24,9 +26,8 @@ class Ledger {
     service_.reset();
     std::string error;
     int exit_code = 0;
-    service_ = LedgerService::Open(
-        LedgerService::Options{dir_.path() + "/keel.db", 24LL * 3600 * 1000, "test-owner"},
-        &error, &exit_code);
+    service_ = LedgerService::Open(LedgerService::Options{path(), 24LL * 3600 * 1000, "test-owner"},
+                                   &error, &exit_code);
     REQUIRE(service_ != nullptr);
     for (auto& tool : MakeLedgerTools(service_)) tools_.push_back(std::move(tool));
   }
@@ -42,6 +43,14 @@ class Ledger {
     return Json();
   }
 
+  Reconciled Reconcile(const std::string& name, const Json& args) {
+    for (auto& tool : tools_) {
+      if (tool->spec().name == name) return tool->Reconcile(args, Json());
+    }
+    FAIL("no tool " << name);
+    return Reconciled{};
+  }
+
   int64_t Count(const std::string& sql) {
     Statement s = service_->Db().Prepare(sql);
     REQUIRE(s.Step());
@@ -49,6 +58,7 @@ class Ledger {
   }
 
   LedgerService& service() { return *service_; }
+  std::string path() const { return dir_.path() + "/keel.db"; }
 
  private:
   TempDir dir_;
@@ -226,6 +236,31 @@ TEST_CASE("ledger_lookup of an unknown key says nothing ran", "[ledger-tools]") 
   const Json found = l.Call("ledger_lookup", {{"tool", "charge_account"}, {"key", "nope"}});
   CHECK(found["structuredContent"]["found"] == false);
   CHECK_FALSE(found.contains("isError"));
+}
+
+TEST_CASE("ledger_lookup in a damaged ledger answers ledger_error and never that nothing ran",
+          "[ledger-tools]") {
+  Ledger l;
+  REQUIRE_FALSE(l.Call("charge_account", Charge(700, "k-damaged")).contains("isError"));
+  DamageTable(l.path(), "ledger");
+  // A new thread reads through a new connection, so no cached page hides the damage.
+  Json lookup;
+  Json charge;
+  Reconciled after_restart{Reconciled::Outcome::kDidNotHappen, Json()};
+  std::thread reader([&] {
+    lookup = l.Call("ledger_lookup", {{"tool", "charge_account"}, {"key", "k-damaged"}});
+    charge = l.Call("charge_account", Charge(700, "k-damaged"));
+    after_restart = l.Reconcile("charge_account", Charge(700, "k-damaged"));
+  });
+  reader.join();
+  CHECK(lookup["isError"] == true);
+  CHECK(lookup["structuredContent"]["error"]["type"] == "ledger_error");
+  CHECK_FALSE(lookup["structuredContent"].contains("found"));
+  // The same key, the same answer from the write path.
+  CHECK(charge["structuredContent"]["error"]["type"] == "ledger_error");
+  // A durable task under that key, recovered after a restart, is "unknown", not "did not
+  // happen" (which would make it safe to run again).
+  CHECK(after_restart.outcome == Reconciled::Outcome::kUnknown);
 }
 
 }  // namespace
