@@ -152,12 +152,12 @@ void Session::HandleOversizedLine(size_t bytes) {
 }
 
 void Session::HandleRequest(Message& message) {
+  // First, whatever the method (ping, methods answered at once, unknown ones included): a
+  // second answer for an id the client still waits on would be taken for the first one's.
+  if (IdInFlight(message.id)) return RejectDuplicateId(message.id);
   const std::string& method = message.method;
   if (method == "ping") return Reply(message.id, Json::object());
-  if (IsTaskMethod(method) && tasks_negotiated_) {
-    if (IdInFlight(message.id)) return RejectDuplicateId(message.id);
-    return HandleTaskMethod(message);
-  }
+  if (IsTaskMethod(method) && tasks_negotiated_) return HandleTaskMethod(message);
   if (!IsKnownMethod(method)) {
     return ReplyError(message.id, kMethodNotFound, "Method not found: " + Quote(method));
   }
@@ -307,7 +307,6 @@ void Session::CallTool(Message& message) {
     if (token != found->end() && IsValidId(*token)) progress_token = *token;
     meta = std::move(*found);
   }
-  if (IdInFlight(message.id)) return RejectDuplicateId(message.id);
   const ToolSpec& spec = tool->spec();
   if (tasks_negotiated_) {
     // MCP 2025-11-25 tasks: execution.taskSupport decides (-32601 when it forbids).
