@@ -5,6 +5,7 @@
 #include "protocol/cursor.h"
 #include "protocol/error_codes.h"
 #include "protocol/mcp_version.h"
+#include "protocol/request_meta.h"
 #include "protocol/schema_validator.h"
 #include "server/policy/effective_policy.h"
 
@@ -300,12 +301,19 @@ void Session::CallTool(Message& message) {
     }
     arguments = std::move(*args);  // the message is ours; the tool gets the parsed value itself
   }
+  // Only the _meta keys keel reads are kept (the tool sees them: idempotency keys travel
+  // there); the rest is freed here, before the call is queued, stored as a task, or run.
   Json progress_token;
-  Json meta;  // the tool sees it (idempotency keys travel there)
-  if (const auto found = params.find("_meta"); found != params.end() && found->is_object()) {
-    const auto token = found->find("progressToken");
-    if (token != found->end() && IsValidId(*token)) progress_token = *token;
+  Json meta;
+  if (const auto found = params.find("_meta"); found != params.end()) {
     meta = std::move(*found);
+    if (auto problem = KeepUsedMeta(meta)) {
+      return ReplyError(message.id, kInvalidParams, "Invalid params: " + *problem);
+    }
+    if (meta.is_object()) {
+      const auto token = meta.find("progressToken");
+      if (token != meta.end() && IsValidId(*token)) progress_token = *token;
+    }
   }
   const ToolSpec& spec = tool->spec();
   if (tasks_negotiated_) {
