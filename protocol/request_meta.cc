@@ -9,13 +9,22 @@ namespace {
 struct KeptMetaKey {
   std::string_view name;
   size_t max_bytes;
+  // The values allowed, and how the problem names them; null: any value (the reader checks).
+  bool (*allowed)(const Json& value);
+  const char* allowed_text;
 };
+
+// MCP: a token "MUST be a string or integer", typed string | number in its schema: keel takes
+// any number (echoed exactly as it came, 1.5 stays 1.5). null means none was asked for.
+bool IsProgressToken(const Json& value) {
+  return value.is_string() || value.is_number() || value.is_null();
+}
 
 // Every _meta key keel reads (see request_meta.h).
 constexpr KeptMetaKey kKeptMetaKeys[] = {
-    {"progressToken", kMaxMetaValueBytes},
-    {"dev.keel/idempotency-key", kMaxMetaValueBytes},
-    {"traceparent", kMaxMetaValueBytes},
+    {"progressToken", kMaxMetaValueBytes, IsProgressToken, "a string or a number"},
+    {"dev.keel/idempotency-key", kMaxMetaValueBytes, nullptr, nullptr},
+    {"traceparent", kMaxMetaValueBytes, nullptr, nullptr},
 };
 
 }  // namespace
@@ -51,6 +60,10 @@ std::optional<std::string> KeepUsedMeta(Json& meta) {
   for (const KeptMetaKey& key : kKeptMetaKeys) {
     const auto it = meta.find(key.name);
     if (it == meta.end()) continue;
+    if (key.allowed != nullptr && !key.allowed(*it)) {
+      return "_meta." + std::string(key.name) + " must be " + key.allowed_text + ", got " +
+             it->type_name();
+    }
     if (EncodedSizeUpTo(*it, key.max_bytes) > key.max_bytes) {
       return "_meta." + std::string(key.name) + " is larger than " + std::to_string(key.max_bytes) +
              " bytes";

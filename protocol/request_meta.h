@@ -5,7 +5,8 @@
 // Pure functions; reentrant; never throw.
 //
 // The keys kept (the table in request_meta.cc), each at most kMaxMetaValueBytes encoded:
-//   progressToken             echoed on every progress notification of the call
+//   progressToken             echoed on every progress notification of the call: a string
+//                             or any number (null: none); another kind is a problem
 //   dev.keel/idempotency-key  keel's idempotency key (1 to 255 characters are valid)
 //   traceparent               W3C trace context: the parent of the call's span
 // To keep another (the 2026-07-28 revision's io.modelcontextprotocol/protocolVersion,
@@ -30,7 +31,8 @@ inline constexpr size_t kMaxMetaValueBytes = 1024;
 // Replaces `meta` by an object holding only its kept keys (moved out; the rest is freed), and
 // a `meta` that is not an object by null. Returns the problem instead, leaving `meta` as it
 // was, when a kept value is too large or not of a kind its key allows, for a -32602:
-// "_meta.traceparent is larger than 1024 bytes".
+// "_meta.traceparent is larger than 1024 bytes", "_meta.progressToken must be a string or a
+// number, got boolean".
 std::optional<std::string> KeepUsedMeta(Json& meta);
 
 // About the size of `value` as compact JSON (strings without their escapes, every number 24

@@ -311,8 +311,8 @@ void Session::CallTool(Message& message) {
       return ReplyError(message.id, kInvalidParams, "Invalid params: " + *problem);
     }
     if (meta.is_object()) {
-      const auto token = meta.find("progressToken");
-      if (token != meta.end() && IsValidId(*token)) progress_token = *token;
+      const auto token = meta.find("progressToken");  // a string, a number, or null
+      if (token != meta.end()) progress_token = *token;
     }
   }
   const ToolSpec& spec = tool->spec();

@@ -50,6 +50,20 @@ TEST_CASE("a kept key larger than its bound is a problem naming it and meta is l
   CHECK(KeepUsedMeta(structured) == "_meta.dev.keel/idempotency-key is larger than 1024 bytes");
 }
 
+TEST_CASE("a progress token may be a string or any number or null and nothing else") {
+  for (const Json& token : {Json("p"), Json(7), Json(1.5), Json(-2.25), Json(nullptr)}) {
+    Json meta = {{"progressToken", token}};
+    CHECK_FALSE(KeepUsedMeta(meta));
+    CHECK(meta["progressToken"] == token);
+  }
+  Json boolean = {{"progressToken", true}};
+  CHECK(KeepUsedMeta(boolean) == "_meta.progressToken must be a string or a number, got boolean");
+  Json object = {{"progressToken", {{"a", 1}}}};
+  CHECK(KeepUsedMeta(object) == "_meta.progressToken must be a string or a number, got object");
+  Json array = {{"progressToken", Json::array({7})}};
+  CHECK(KeepUsedMeta(array) == "_meta.progressToken must be a string or a number, got array");
+}
+
 TEST_CASE("EncodedSizeUpTo measures compact JSON and stops counting past its limit") {
   CHECK(EncodedSizeUpTo(Json("abc"), 100) == 5);
   CHECK(EncodedSizeUpTo(Json::array(), 100) == 2);
