@@ -5,6 +5,7 @@
 #include "protocol/cursor.h"
 #include "protocol/error_codes.h"
 #include "protocol/mcp_version.h"
+#include "protocol/request_meta.h"
 #include "protocol/schema_validator.h"
 #include "server/policy/effective_policy.h"
 
@@ -152,12 +153,12 @@ void Session::HandleOversizedLine(size_t bytes) {
 }
 
 void Session::HandleRequest(Message& message) {
+  // First, whatever the method (ping, methods answered at once, unknown ones included): a
+  // second answer for an id the client still waits on would be taken for the first one's.
+  if (IdInFlight(message.id)) return RejectDuplicateId(message.id);
   const std::string& method = message.method;
   if (method == "ping") return Reply(message.id, Json::object());
-  if (IsTaskMethod(method) && tasks_negotiated_) {
-    if (IdInFlight(message.id)) return RejectDuplicateId(message.id);
-    return HandleTaskMethod(message);
-  }
+  if (IsTaskMethod(method) && tasks_negotiated_) return HandleTaskMethod(message);
   if (!IsKnownMethod(method)) {
     return ReplyError(message.id, kMethodNotFound, "Method not found: " + Quote(method));
   }
@@ -300,14 +301,20 @@ void Session::CallTool(Message& message) {
     }
     arguments = std::move(*args);  // the message is ours; the tool gets the parsed value itself
   }
+  // Only the _meta keys keel reads are kept (the tool sees them: idempotency keys travel
+  // there); the rest is freed here, before the call is queued, stored as a task, or run.
   Json progress_token;
-  Json meta;  // the tool sees it (idempotency keys travel there)
-  if (const auto found = params.find("_meta"); found != params.end() && found->is_object()) {
-    const auto token = found->find("progressToken");
-    if (token != found->end() && IsValidId(*token)) progress_token = *token;
+  Json meta;
+  if (const auto found = params.find("_meta"); found != params.end()) {
     meta = std::move(*found);
+    if (auto problem = KeepUsedMeta(meta)) {
+      return ReplyError(message.id, kInvalidParams, "Invalid params: " + *problem);
+    }
+    if (meta.is_object()) {
+      const auto token = meta.find("progressToken");  // a string, a number, or null
+      if (token != meta.end()) progress_token = *token;
+    }
   }
-  if (IdInFlight(message.id)) return RejectDuplicateId(message.id);
   const ToolSpec& spec = tool->spec();
   if (tasks_negotiated_) {
     // MCP 2025-11-25 tasks: execution.taskSupport decides (-32601 when it forbids).

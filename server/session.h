@@ -4,15 +4,19 @@
 //
 // Thread: loop thread only. Workers report back through EventLoop::Post().
 // Invariants:
-//  1. ping is answered at once, at any time, whatever the workers are doing.
+//  1. ping is answered at once, at any time, whatever the workers are doing (unless its id
+//     is in flight: 3).
 //  2. Before initialize only ping is served; unknown methods get -32601 at any time.
-//  3. Every request gets exactly one answer, except a tools/call that was cancelled.
+//  3. A request whose id is still in flight (a tools/call, a task creation not yet
+//     answered, a waiting tasks/result; 1 and "1" are different ids) gets -32600 whatever
+//     its method, and is not served.
+//  4. Every request gets exactly one answer, except a tools/call that was cancelled.
 //     tools/call fates are the RequestCoordinator's; the session arms one loop timer at
 //     its next deadline (timeouts, rate-limited progress).
-//  4. Once shutdown begins, no new input is read; live calls get `shutdown_grace` to
+//  5. Once shutdown begins, no new input is read; live calls get `shutdown_grace` to
 //     finish, then are settled with an error; then on_finished runs once (after the
 //     task store has written what was decided).
-//  5. Durable tasks (2025-11-25 only, and only with a task store): a tools/call with
+//  6. Durable tasks (2025-11-25 only, and only with a task store): a tools/call with
 //     params.task creates a task (TaskManager) whose work runs like a call without a
 //     request waiting; tasks/* are the TaskManager's. With 2025-06-18 the task capability
 //     is not offered, tasks/* are unknown methods and params.task is ignored.

@@ -1,5 +1,10 @@
 // The Session's side of durable tasks: admitting a task-augmented tools/call, starting
 // the work of a created task, and routing tasks/* to the TaskManager.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+
 #include <spdlog/spdlog.h>
 
 #include "ledger/fingerprint.h"
@@ -17,6 +22,21 @@ namespace {
 constexpr Duration kNoMaximum = std::chrono::hours(24 * 365 * 10);
 // A ttl below this is raised to it (MCP lets the receiver override the requested ttl).
 constexpr int64_t kMinTtlMs = 1000;
+// A ttl above this (kNoMaximum) is lowered to it, up to 2^64-1 (read as int64, 2^63 and more
+// wrapped negative): no task lives that long, and creation + ttl stays far from overflowing.
+// --task-max-ttl (at most a year) lowers it further when set.
+constexpr int64_t kMaxTtlMs =
+    std::chrono::duration_cast<std::chrono::milliseconds>(kNoMaximum).count();
+
+// A client's non-negative JSON integer as int64, saturated: unsigned values from 2^63 up do
+// not fit, and get<int64_t>() would wrap them negative.
+int64_t SaturatedInt64(const Json& value) {
+  if (value.is_number_unsigned()) {
+    return static_cast<int64_t>(
+        std::min<uint64_t>(value.get<uint64_t>(), std::numeric_limits<int64_t>::max()));
+  }
+  return value.get<int64_t>();
+}
 
 }  // namespace
 
@@ -35,7 +55,7 @@ void Session::CreateTask(const Json& id, const Tool& tool, Json arguments, Json 
                         "Invalid params: task.ttl must be a non-negative integer (milliseconds) "
                         "or null");
     }
-    ttl = std::max(value->get<int64_t>(), kMinTtlMs);
+    ttl = std::clamp(SaturatedInt64(*value), kMinTtlMs, kMaxTtlMs);
   }
   // A task-augmented call expects a CreateTaskResult: problems found before the task
   // exists are JSON-RPC errors, so no task is made for a call that cannot run.

@@ -1,5 +1,8 @@
 #include "server/task_manager.h"
 
+#include <cstdint>
+#include <limits>
+
 #include <spdlog/spdlog.h>
 
 #include "protocol/cursor.h"
@@ -241,7 +244,8 @@ void TaskManager::List(const Json& id, const Json& params) {
     if (cursor != params.end() && !cursor->is_null()) {
       std::optional<size_t> decoded;
       if (cursor->is_string()) decoded = DecodeCursor("tasks", cursor->get<std::string>());
-      if (!decoded) {
+      // keel's cursors hold a row number; one past int64 is forged and would wrap negative.
+      if (!decoded || *decoded > static_cast<size_t>(std::numeric_limits<int64_t>::max())) {
         return sink_.SendResponse(
             EncodeError(id, kInvalidParams, "Failed to list tasks: Invalid cursor"));
       }

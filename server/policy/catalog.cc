@@ -1,10 +1,12 @@
 #include "server/policy/catalog.h"
 
 #include <algorithm>
+#include <functional>
 #include <initializer_list>
 #include <unordered_map>
 #include <utility>
 
+#include "protocol/duplicate_keys.h"
 #include "protocol/json_parser.h"
 #include "protocol/schema_validator.h"
 #include "server/policy/object_reader.h"
@@ -245,12 +247,14 @@ CatalogLoad LoadCatalog(std::string_view json_text) {
     return load;
   }
   Json root;
+  DuplicateKeyFinder duplicates;  // JSON keeps the last of two equal keys: refuse the file
   try {
-    root = Json::parse(json_text);
+    root = Json::parse(json_text, std::ref(duplicates));
   } catch (const Json::exception& e) {
     problems.push_back("catalog: not valid JSON: " + ParseMessage(e));
     return load;
   }
+  for (std::string& problem : duplicates.TakeProblems()) problems.push_back(std::move(problem));
   if (!root.is_object()) {
     problems.push_back("catalog: must be an object {\"tools\": [...]}, got " +
                        std::string(root.type_name()));

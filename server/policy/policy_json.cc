@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "protocol/duplicate_keys.h"
 #include "protocol/json_parser.h"
 #include "server/policy/policy_validation.h"
 #include "server/tool_registry.h"
@@ -210,54 +211,6 @@ void VisitRetryBudget(S& b, V& v) {
   v.Number("burst", b.burst, 1, /*min_open=*/false, kMaxBurst);
 }
 
-// Keys repeated within one object, by path. nlohmann keeps the last silently; an operator
-// who wrote a field twice meant one of them, and we cannot tell which.
-class DuplicateKeyFinder {
- public:
-  bool operator()(int, json::parse_event_t event, json& parsed) {
-    switch (event) {
-      case json::parse_event_t::object_start:
-        frames_.push_back({ChildPath(), false});
-        break;
-      case json::parse_event_t::array_start:
-        frames_.push_back({ChildPath(), true});
-        break;
-      case json::parse_event_t::object_end:
-      case json::parse_event_t::array_end:
-        frames_.pop_back();
-        break;
-      case json::parse_event_t::key: {
-        Frame& frame = frames_.back();
-        frame.key = parsed.get<std::string>();
-        if (!frame.keys.insert(frame.key).second) {
-          problems_.push_back(Join(frame.path, frame.key) +
-                              ": appears more than once in its object; write it once");
-        }
-        break;
-      }
-      case json::parse_event_t::value:
-        break;
-    }
-    return true;
-  }
-  std::vector<std::string> TakeProblems() { return std::move(problems_); }
-
- private:
-  struct Frame {
-    std::string path;
-    bool is_array = false;
-    std::set<std::string> keys;
-    std::string key;
-  };
-  std::string ChildPath() const {
-    if (frames_.empty()) return "";
-    const Frame& parent = frames_.back();
-    return parent.is_array ? parent.path + "[]" : Join(parent.path, parent.key);
-  }
-  std::vector<Frame> frames_;
-  std::vector<std::string> problems_;
-};
-
 std::string NameProblem(std::string_view kind) {
   return std::string(kind) + " name must match ^[a-zA-Z0-9_-]{1,64}$";
 }
@@ -282,6 +235,8 @@ PolicyParseResult ParsePolicy(std::string_view json_text) {
     return result;
   }
   json document;
+  // Keys repeated within one object, by path. nlohmann keeps the last silently; an operator
+  // who wrote a field twice meant one of them, and we cannot tell which.
   DuplicateKeyFinder duplicates;
   try {
     document = json::parse(json_text, std::ref(duplicates));

@@ -2,6 +2,7 @@
 // the work, forced with latches, and the blocking tasks/result.
 #include <catch2/catch.hpp>
 
+#include "protocol/cursor.h"
 #include "server/task_wire.h"
 #include "task_harness.h"
 
@@ -210,6 +211,55 @@ TEST_CASE("a task created by a request cancelled before its answer never runs", 
   CHECK(list["result"]["tasks"][0]["status"] == "cancelled");
   CHECK(h.sink().ForId(1).empty());
   CHECK(h.session().tasks()->live() == 0);
+}
+
+TEST_CASE("a task ttl of 2^63 ms or more is clamped to the max ttl and never wrapped", "[tasks]") {
+  TaskOptions options;
+  options.max_ttl_ms = 5000;
+  TaskHarness h(2, options);
+  h.Initialize();
+  // 2^63 and 2^64-1 do not fit int64: read as int64 they were negative, and became 1000.
+  for (const char* ttl : {"9223372036854775807", "9223372036854775808", "18446744073709551615"}) {
+    INFO(ttl);
+    const Json answer = h.Request(ttl, "tools/call",
+                                  Json::parse(std::string(R"({"name":"sleep","arguments":{"ms":1},)"
+                                                          R"("task":{"ttl":)") +
+                                              ttl + "}}"));
+    REQUIRE(answer.contains("result"));
+    CHECK(answer["result"]["task"]["ttl"] == 5000);
+  }
+}
+
+TEST_CASE("a tasks/list cursor past 2^63 is refused as invalid and never wrapped to the first page",
+          "[tasks]") {
+  TaskHarness h;
+  h.Initialize();
+  h.CreateTask(1, "sleep", {{"ms", 1}});
+  const Json answer =
+      h.Request(2, "tasks/list", {{"cursor", EncodeCursor("tasks", size_t{1} << 63)}});
+  REQUIRE(answer.contains("error"));
+  CHECK(answer["error"]["code"] == -32602);
+}
+
+TEST_CASE(
+    "with no max ttl a huge task ttl is capped at ten years so its work does not time "
+    "out at once",
+    "[tasks]") {
+  TaskOptions options;
+  options.max_ttl_ms = 0;  // unlimited
+  TaskHarness h(2, options);
+  h.Initialize();
+  int id = 0;
+  for (const char* ttl : {"9223372036854775807", "18446744073709551615"}) {
+    INFO(ttl);
+    const std::string task_id =
+        h.CreateTask(++id, "sleep", {{"ms", 1}}, Json(), Json{{"ttl", Json::parse(ttl)}});
+    const Json result = h.Request(++id, "tasks/result", {{"taskId", task_id}});
+    REQUIRE(result.contains("result"));
+    CHECK(result["result"]["content"][0]["text"] == "slept 1 ms");
+    const Json task = h.Request(++id, "tasks/get", {{"taskId", task_id}});
+    CHECK(task["result"]["ttl"] == 10LL * 365 * 24 * 3600 * 1000);
+  }
 }
 
 }  // namespace keel::session_tasks_test

@@ -190,6 +190,25 @@ TEST_CASE("malformed JSON is one problem that says where", "[catalog]") {
   CHECK(load.problems[0].find("line 2") != std::string::npos);
 }
 
+TEST_CASE(
+    "a key written twice in one catalog object is refused with its JSON path instead of last-wins",
+    "[catalog]") {
+  // Last-wins would load this unsafe write as a retryable read.
+  const std::string twice = R"({"tools": [
+    {"name": "echo", "description": "e", "inputSchema": {"type": "object"}, "effect": "read"},
+    {"name": "charge_account", "description": "Charges an account.",
+     "inputSchema": {"type": "object", "properties": {"cents": {"type": "integer"},
+                                                      "cents": {"type": "string"}}},
+     "effect": "unsafe_write", "effect": "read"}]})";
+  const CatalogLoad load = LoadCatalog(twice);
+  CHECK_FALSE(load.ok());
+  CHECK(load.problems ==
+        std::vector<std::string>{
+            "tools[1].inputSchema.properties.cents: appears more than once in its object; "
+            "write it once",
+            "tools[1].effect: appears more than once in its object; write it once"});
+}
+
 TEST_CASE("the top level must be an object with a non-empty tools array and nothing else",
           "[catalog]") {
   RequireOneProblem(ProblemsOf(Json::array()), "catalog", "must be an object");
