@@ -23,6 +23,11 @@
 //     the command's contract, and one holding stdout open would otherwise keep us reading
 //     forever. Killing while the child is still an unreaped zombie means its pid, hence the
 //     group id, cannot have been reused. The child is always reaped: no zombie is left.
+//  6. After the group is SIGKILLed the pipes are still read to end of file, whatever
+//     kill_grace is (0 included), for at most max(kill_grace, kMinDrain): everything the
+//     child wrote before it exited is in the pipes and arrives (up to the cap). Only a holder
+//     that left the group can keep a pipe open that long; when the time is up, what the pipes
+//     hold at that moment is still read, once, and the run ends.
 //
 // Why posix_spawn and not fork+exec: glibc's posix_spawn (2.36) does everything needed —
 // dup2, chdir (addchdir_np), closefrom (addclosefrom_np, close_range underneath), new
@@ -59,6 +64,11 @@ struct ProcessSpec {
   size_t max_output_bytes = 1 << 20;  // per stream: bounds keel's memory for a chatty command
   Duration kill_grace = Millis(2000);
 };
+
+// After the child's exit (or the group's kill) the pipes are read to EOF for at least this
+// long, even with kill_grace 0: the killed group's holders are gone within a few scheduler
+// ticks, so only a process that left the group can make a run wait this long.
+constexpr Duration kMinDrain = Millis(200);
 
 struct ProcessResult {
   enum class End { kExited, kSignaled, kCancelled, kTimedOut, kSpawnFailed };
