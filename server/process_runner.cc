@@ -272,6 +272,7 @@ ProcessResult RunProcess(const ProcessSpec& spec, const CancellationToken& token
     return spawn_failed(message + ": " + strerror(rc));
   }
   RunningGroups().Add(pid);
+  if (spec.on_spawned) spec.on_spawned(pid);
   // The child's ends belong to the child now; holding them would hide EOF.
   stdin_read.Close();
   stdout_write.Close();

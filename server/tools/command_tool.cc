@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/process_attempt.h"
 #include "server/process_runner.h"
 #include "server/remote_write.h"
 #include "server/tools/command_result.h"
@@ -110,6 +111,19 @@ Json CommandTool::RunOnce(ToolContext& ctx, const std::vector<std::string>& argv
   process.stdin_data = ctx.arguments().dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
   process.max_output_bytes = static_cast<size_t>(command_.max_output_bytes);
   process.kill_grace = Millis(command_.kill_grace_ms);
+  if (!key.empty() && ledger_) {
+    // The claim names the run, so that a keel started after this one dies leaves the key
+    // alone while the command may still run (remote_write.h).
+    process.on_spawned = [&](pid_t pid) {
+      if (!ledger_->Ledger().RecordAttempt(spec_.name, key, SpawnedAttempt(pid))) {
+        spdlog::warn(
+            "{} key '{}': could not record the command's process group {} with the "
+            "claim; if keel dies now, the key waits for a reboot or a lookup that "
+            "finds the write",
+            spec_.name, key, pid);
+      }
+    };
+  }
   const ProcessResult run =
       RunProcess(process, ctx.token(), ctx.deadline(), [&](std::string_view line) {
         try {
@@ -155,6 +169,7 @@ Json CommandTool::Call(ToolContext& ctx) {
   call.lease_ms = ctx.remaining().count() + command_.kill_grace_ms +
                   (command_.lookup ? command_.lookup->timeout_ms : 0) + kLeaseMarginMs;
   call.claim_wait = std::clamp(ctx.remaining(), Millis(1), Millis(5000));
+  call.starting_attempt = StartingAttempt();
   RemoteWriteOps ops;
   ops.run = [&] { return RunOnce(ctx, *argv, key); };
   if (command_.lookup) ops.lookup = [&] { return LookupKey(key); };
