@@ -213,15 +213,22 @@ Reconciled CommandTool::Reconcile(const Json& arguments, const Json& meta) {
   std::string problem;
   const std::string key = ApprovalScopedKey(IdempotencyKey(meta, arguments, &problem), arguments);
   if (key.empty() || !problem.empty()) return Reconciled{};
-  if (const auto row = ledger_->Ledger().Lookup(spec_.name, key)) {
-    if (row->state == LedgerState::kCommitted || row->state == LedgerState::kFailed) {
-      Reconciled found;
-      found.outcome = Reconciled::Outcome::kHappened;
-      found.result = row->result;
-      return found;
-    }
+  const auto row = ledger_->Ledger().Lookup(spec_.name, key);
+  if (row && (row->state == LedgerState::kCommitted || row->state == LedgerState::kFailed)) {
+    Reconciled found;
+    found.outcome = Reconciled::Outcome::kHappened;
+    found.result = row->result;
+    return found;
   }
-  return LookupKey(key);
+  Reconciled found = LookupKey(key);
+  // The claim's command may still run (its keel died): "did not happen" is not yet true.
+  if (found.outcome == Reconciled::Outcome::kDidNotHappen && row && row->attempt &&
+      !AttemptGone(*row->attempt)) {
+    spdlog::info("{}: key '{}' may still be written: the command started under it may run",
+                 spec_.name, key);
+    return Reconciled{};
+  }
+  return found;
 }
 
 size_t CommandTool::ReconcileAtStartup(const std::string& self) {
