@@ -30,7 +30,8 @@
 //     hold at that moment is still read, once, and the run ends.
 //  7. spec.on_spawned, if set, is called on the calling thread with the child's pid (= its
 //     process group id) right after the spawn, before anything is read; the child is not
-//     reaped before RunProcess returns, so the pid names it all along. It must not throw.
+//     reaped before RunProcess returns, so the pid names it all along. It must not throw,
+//     and should be quick: nothing is read, fed or enforced (deadline, cancel) meanwhile.
 //
 // Why posix_spawn and not fork+exec: glibc's posix_spawn (2.36) does everything needed —
 // dup2, chdir (addchdir_np), closefrom (addclosefrom_np, close_range underneath), new
