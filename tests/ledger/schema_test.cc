@@ -116,7 +116,7 @@ TEST_CASE("a version 1 file gains the tasks, settings and deployment tables and 
   CHECK(balance.Int64(0) == 1000);
 }
 
-TEST_CASE("a version 4 ledger gains the attempt columns; its claims record no attempt",
+TEST_CASE("a version 4 ledger gains the attempt columns and its claims record no attempt",
           "[ledger]") {
   keel::TempDir dir;
   auto db = OpenFresh(dir);
