@@ -21,12 +21,14 @@ constexpr std::chrono::milliseconds kOutcomeWait{5000};
 
 constexpr std::string_view kSelectRow =
     "SELECT fingerprint, state, result, owner, lease_until_ms, attempts, executions, "
-    "operation_id, created_ms, updated_ms, expires_ms FROM ledger WHERE tool = ?1 AND key = ?2";
+    "operation_id, created_ms, updated_ms, expires_ms, attempt_boot_id, attempt_pgid, "
+    "attempt_start_ticks FROM ledger WHERE tool = ?1 AND key = ?2";
 
 constexpr std::string_view kInsertRow =
     "INSERT INTO ledger(tool, key, fingerprint, state, result, owner, lease_until_ms, attempts, "
-    "executions, operation_id, created_ms, updated_ms, expires_ms) "
-    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, 1, ?8, ?9, ?9, ?10)";
+    "executions, operation_id, created_ms, updated_ms, expires_ms, attempt_boot_id, "
+    "attempt_pgid, attempt_start_ticks) "
+    "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, 1, ?8, ?9, ?9, ?10, ?11, ?12, ?13)";
 
 LedgerState ParseState(std::string_view name) {
   if (name == "committed") return LedgerState::kCommitted;
@@ -60,6 +62,9 @@ std::optional<LedgerRecord> ReadRow(Database& db, const std::string& tool, const
   record.created_ms = row.Int64(8);
   record.updated_ms = row.Int64(9);
   record.expires_ms = row.Int64(10);
+  if (!row.IsNull(11)) {
+    record.attempt = LedgerAttempt{row.Text(11), row.Int64(12), row.Int64(13)};
+  }
   return record;
 }
 
@@ -78,6 +83,11 @@ void InsertRow(Database& db, const LedgerRecord& r, const std::optional<std::str
     insert.Bind(8, r.operation_id);
   }
   insert.Bind(9, r.created_ms).Bind(10, r.expires_ms);
+  if (r.attempt) {
+    insert.Bind(11, r.attempt->boot_id).Bind(12, r.attempt->pgid).Bind(13, r.attempt->start_ticks);
+  } else {
+    insert.BindNull(11).Bind(12, int64_t{0}).Bind(13, int64_t{0});
+  }
   insert.Run();
 }
 
@@ -281,7 +291,8 @@ MutationLedger::Outcome MutationLedger::RunInDatabase(
 MutationLedger::Outcome MutationLedger::Claim(const std::string& tool, const std::string& key,
                                               const std::string& fingerprint,
                                               std::chrono::milliseconds wait_budget,
-                                              std::optional<int64_t> lease_ms) {
+                                              std::optional<int64_t> lease_ms,
+                                              const std::optional<LedgerAttempt>& attempt) {
   return WithNewKey(tool, key, fingerprint, wait_budget, [&](WriteTransaction& txn, int64_t now) {
     LedgerRecord record;
     record.tool = tool;
@@ -291,6 +302,7 @@ MutationLedger::Outcome MutationLedger::Claim(const std::string& tool, const std
     record.owner = options_.owner;
     record.lease_until_ms = now + lease_ms.value_or(options_.lease_ms);
     record.created_ms = now;
+    record.attempt = attempt;
     // executions counts the effect as started: the caller runs it once this commits.
     InsertRow(db_, record, std::nullopt);
     Outcome out;
@@ -357,6 +369,17 @@ bool MutationLedger::MarkNeedsReconciliation(const std::string& tool, const std:
       "UPDATE ledger SET state = 'needs_reconciliation', updated_ms = ?4 "
       "WHERE tool = ?1 AND key = ?2 AND owner = ?3 AND state = 'in_progress'",
       [&](Statement& s) { s.Bind(1, tool).Bind(2, key).Bind(3, options_.owner).Bind(4, now); });
+}
+
+bool MutationLedger::RecordAttempt(const std::string& tool, const std::string& key,
+                                   const LedgerAttempt& attempt) {
+  return WriteOwnRow(
+      "UPDATE ledger SET attempt_boot_id = ?4, attempt_pgid = ?5, attempt_start_ticks = ?6 "
+      "WHERE tool = ?1 AND key = ?2 AND owner = ?3 AND state = 'in_progress'",
+      [&](Statement& s) {
+        s.Bind(1, tool).Bind(2, key).Bind(3, options_.owner).Bind(4, attempt.boot_id);
+        s.Bind(5, attempt.pgid).Bind(6, attempt.start_ticks);
+      });
 }
 
 bool MutationLedger::Adopt(const std::string& tool, const std::string& key,

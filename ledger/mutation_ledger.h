@@ -33,6 +33,7 @@
 //    mismatches and in-progress answers included); executions counts effect starts (a
 //    Claim counts its effect as started).
 //  - updated_ms is when the state last changed; terminal rows expire at updated_ms + ttl.
+//  - Adopt() keeps the row's recorded attempt: the next reconciler must still see it.
 //  - Complete() and Release() also accept our own needs_reconciliation row: that is how a
 //    reconciliation by key records what it found out (happened / surely did not happen).
 //  - Complete/Release/MarkNeedsReconciliation/ReapExpired wait up to 5 s for the write lock;
@@ -61,6 +62,18 @@ enum class LedgerState { kInProgress, kCommitted, kFailed, kNeedsReconciliation 
 // "in_progress", "committed", "failed", "needs_reconciliation" (the strings stored).
 std::string_view LedgerStateName(LedgerState state);
 
+// The process run of a remote claim (issue 17 item 2), recorded so that whoever finds the
+// claim after its claimant died can tell whether that run may still be going
+// (server/process_attempt.h decides).
+struct LedgerAttempt {
+  std::string boot_id;      // the machine's boot id when the run started ("" unreadable)
+  int64_t pgid = 0;         // its process group (= the leader's pid); 0: not recorded yet
+  int64_t start_ticks = 0;  // the leader's start time, clock ticks since boot; 0: unknown
+  bool operator==(const LedgerAttempt& other) const {
+    return boot_id == other.boot_id && pgid == other.pgid && start_ticks == other.start_ticks;
+  }
+};
+
 struct LedgerRecord {
   std::string tool;
   std::string key;
@@ -78,6 +91,9 @@ struct LedgerRecord {
   int64_t created_ms = 0;      // wall-clock milliseconds since the Unix epoch
   int64_t updated_ms = 0;
   int64_t expires_ms = 0;      // 0: never (non-terminal rows)
+  // The claim's process run; nullopt: none recorded (an in-database effect, an effect that
+  // is not a local process, or a claim written before schema version 5).
+  std::optional<LedgerAttempt> attempt;
 };
 
 // What an in-database effect returns from inside the ledger's transaction.
@@ -134,10 +150,16 @@ class MutationLedger {
   // lease_ms (kExecuted: run the effect now, passing the key to the backend). Replays,
   // mismatches and live claims as above; an expired claim turns needs_reconciliation.
   // `lease_ms` overrides Options::lease_ms for this claim: a claimant that knows its effect
-  // may run longer (a command with a long timeout) leases it for that long.
+  // may run longer (a command with a long timeout) leases it for that long. `attempt`, for an
+  // effect that is a local process, is stored with the claim in the same transaction (the
+  // run about to start, pgid 0); RecordAttempt then names its process group.
   Outcome Claim(const std::string& tool, const std::string& key, const std::string& fingerprint,
                 std::chrono::milliseconds wait_budget,
-                std::optional<int64_t> lease_ms = std::nullopt);
+                std::optional<int64_t> lease_ms = std::nullopt,
+                const std::optional<LedgerAttempt>& attempt = std::nullopt);
+  // Records the process run of our in_progress claim (issue 17 item 2). False if the claim is
+  // not ours or the ledger failed (the claim then keeps what it had: "may still run").
+  bool RecordAttempt(const std::string& tool, const std::string& key, const LedgerAttempt& attempt);
   // Phase 3: stores the terminal outcome of our claim. False if the claim is not ours.
   bool Complete(const std::string& tool, const std::string& key, const Json& result, bool failed,
                 const std::string& operation_id);

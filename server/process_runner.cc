@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -127,6 +128,22 @@ void Consume(Stream& stream, const char* bytes, size_t size, size_t cap,
     stream.line.clear();
     stream.line_too_long = false;
     rest.remove_prefix(newline + 1);
+  }
+}
+
+// Reads what `stream`'s pipe holds right now (never more: a holder still writing cannot
+// keep us here), without waiting.
+void DrainBuffered(Stream& stream, size_t cap,
+                   const std::function<void(std::string_view)>& on_line) {
+  int pending = 0;
+  if (::ioctl(stream.fd.get(), FIONREAD, &pending) != 0) return;
+  char buffer[kReadChunk];
+  size_t left = static_cast<size_t>(std::max(pending, 0));
+  while (left > 0) {
+    ssize_t n = ::read(stream.fd.get(), buffer, std::min(left, sizeof buffer));
+    if (n <= 0) break;
+    Consume(stream, buffer, static_cast<size_t>(n), cap, on_line);
+    left -= std::min(left, static_cast<size_t>(n));
   }
 }
 
@@ -255,6 +272,7 @@ ProcessResult RunProcess(const ProcessSpec& spec, const CancellationToken& token
     return spawn_failed(message + ": " + strerror(rc));
   }
   RunningGroups().Add(pid);
+  if (spec.on_spawned) spec.on_spawned(pid);
   // The child's ends belong to the child now; holding them would hide EOF.
   stdin_read.Close();
   stdout_write.Close();
@@ -289,7 +307,8 @@ ProcessResult RunProcess(const ProcessSpec& spec, const CancellationToken& token
 
   auto kill_group = [&](TimePoint now) {
     ::kill(-pid, SIGKILL);
-    if (!killed) abandon_at = AddSaturating(now, spec.kill_grace);
+    // Read to EOF even with a grace of 0: what the child wrote before it died is in the pipes.
+    if (!killed) abandon_at = AddSaturating(now, std::max(spec.kill_grace, kMinDrain));
     killed = true;
   };
   auto streams_open = [&] {
@@ -323,7 +342,13 @@ ProcessResult RunProcess(const ProcessSpec& spec, const CancellationToken& token
     }
     if (stop != Stop::kNone && !killed && now >= kill_at) kill_group(now);
     if (exited && !streams_open()) break;
-    if (exited && killed && now >= abandon_at) break;  // a holder escaped the group
+    if (exited && killed && now >= abandon_at) {
+      // A holder escaped the group: take what the pipes hold now, then give up on them.
+      for (Stream& s : streams) {
+        if (s.fd.open()) DrainBuffered(s, spec.max_output_bytes, on_progress_line);
+      }
+      break;
+    }
 
     std::vector<pollfd> fds;
     if (stop == Stop::kNone && !exited) fds.push_back({wake_read.get(), POLLIN, 0});

@@ -23,6 +23,15 @@
 //     the command's contract, and one holding stdout open would otherwise keep us reading
 //     forever. Killing while the child is still an unreaped zombie means its pid, hence the
 //     group id, cannot have been reused. The child is always reaped: no zombie is left.
+//  6. After the group is SIGKILLed the pipes are still read to end of file, whatever
+//     kill_grace is (0 included), for at most max(kill_grace, kMinDrain): everything the
+//     child wrote before it exited is in the pipes and arrives (up to the cap). Only a holder
+//     that left the group can keep a pipe open that long; when the time is up, what the pipes
+//     hold at that moment is still read, once, and the run ends.
+//  7. spec.on_spawned, if set, is called on the calling thread with the child's pid (= its
+//     process group id) right after the spawn, before anything is read; the child is not
+//     reaped before RunProcess returns, so the pid names it all along. It must not throw,
+//     and should be quick: nothing is read, fed or enforced (deadline, cancel) meanwhile.
 //
 // Why posix_spawn and not fork+exec: glibc's posix_spawn (2.36) does everything needed —
 // dup2, chdir (addchdir_np), closefrom (addclosefrom_np, close_range underneath), new
@@ -35,6 +44,19 @@
 // child is waited for by pid (waitid on that pid; a pidfd wakes poll when it exits, with a
 // short poll interval as fallback if pidfd_open is unavailable). SIGCHLD is not used.
 //
+// Children do not die with keel when keel itself is SIGKILLed: no PR_SET_PDEATHSIG. The
+// death signal can only be asked for by the child, between fork and exec, and posix_spawn
+// runs no code of ours there; getting it would take fork+exec by hand (what the paragraph
+// above avoids) or a trampoline exec of keel before every command. And it would only help in
+// part: it reaches the direct child, not the rest of its group (a shell's background job
+// runs on), and it fires when the spawning *thread* exits — sound here only because that
+// thread waits in RunProcess until the child is reaped, a property a worker pool that
+// replaces threads must keep. So an orphaned command is expected, and what keeps a keyed
+// write from running twice is the ledger's rule, which holds without any help from signals:
+// the claim records the run (on_spawned -> MutationLedger::RecordAttempt) and a later keel
+// releases the key only once that run is known to be over (process_attempt.h,
+// remote_write.h). keel's own exit paths do kill the groups (KillRunningProcessGroups).
+//
 // Limitations: a descendant that leaves the process group (setsid/setpgid) escapes the group
 // kill and, if it holds a pipe, the run still ends at the deadline/cancellation (its pipes
 // are then abandoned). kCancelled/kTimedOut are decided by what asked the child to stop,
@@ -45,6 +67,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "server/cancellation.h"
 #include "server/clock.h"
@@ -58,7 +82,13 @@ struct ProcessSpec {
   std::string stdin_data;
   size_t max_output_bytes = 1 << 20;  // per stream: bounds keel's memory for a chatty command
   Duration kill_grace = Millis(2000);
+  std::function<void(pid_t pid)> on_spawned;  // see 7; null: nothing to tell
 };
+
+// After the child's exit (or the group's kill) the pipes are read to EOF for at least this
+// long, even with kill_grace 0: the killed group's holders are gone within a few scheduler
+// ticks, so only a process that left the group can make a run wait this long.
+constexpr Duration kMinDrain = Millis(200);
 
 struct ProcessResult {
   enum class End { kExited, kSignaled, kCancelled, kTimedOut, kSpawnFailed };

@@ -9,11 +9,15 @@
 
 #include "ledger/fingerprint.h"
 #include "server/policy/failure_classify.h"
+#include "server/process_attempt.h"
 
 namespace keel {
 namespace {
 
 constexpr size_t kStartupRowsPerTool = 1000;
+// A claim whose orphaned command still runs: when to look again. The command's own time is
+// unknown here; a second is short next to a write worth reconciling, long next to a lookup.
+constexpr int64_t kOrphanRetryAfterMs = 1000;
 
 Reconciled LookUp(const RemoteWriteOps& ops) {
   if (!ops.lookup) return Reconciled{};
@@ -65,13 +69,43 @@ Json Annotated(Json result, Reconciled::Outcome found) {
   return result;
 }
 
+// Whether a lookup's "did not happen" (or an unknown outcome) may act on `row`: the attempt
+// recorded with it is known to be over, or none was recorded.
+bool AttemptOver(const LedgerRecord& row, const AttemptGoneFn& attempt_gone) {
+  if (!row.attempt) return true;
+  return attempt_gone ? attempt_gone(*row.attempt) : AttemptGone(*row.attempt);
+}
+
+std::string AttemptName(const LedgerAttempt& attempt) {
+  return attempt.pgid > 0 ? "process group " + std::to_string(attempt.pgid)
+                          : "a process whose group was never recorded";
+}
+
+// The answer to a call that met a claim whose attempt may still run: nothing ran.
+Json StillRunning(const LedgerRecord& row, const std::string& tool, const std::string& key) {
+  const LedgerAttempt& attempt = *row.attempt;
+  spdlog::info(
+      "{} key '{}': the attempt started under it ({}) may still run: the key stays "
+      "claimed, nothing runs",
+      tool, key, AttemptName(attempt));
+  MutationLedger::Outcome outcome;
+  outcome.record = row;
+  if (attempt.pgid > 0) {
+    outcome.status = MutationLedger::Status::kInProgress;
+    outcome.retry_after_ms = kOrphanRetryAfterMs;
+  } else {
+    outcome.status = MutationLedger::Status::kNeedsReconciliation;
+  }
+  return LedgerAnswer(std::move(outcome), tool, key);
+}
+
 }  // namespace
 
 Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const RemoteWriteOps& ops) {
   MutationLedger& book = ledger.Ledger();
   const std::string fingerprint = Fingerprint(call.tool, call.intent_arguments);
-  MutationLedger::Outcome claim =
-      book.Claim(call.tool, call.key, fingerprint, call.claim_wait, call.lease_ms);
+  MutationLedger::Outcome claim = book.Claim(call.tool, call.key, fingerprint, call.claim_wait,
+                                             call.lease_ms, call.starting_attempt);
   const std::string& self = ledger.options().owner;
   // A live-looking claim whose process is dead (keel was killed and restarted at once) is as
   // abandoned as an expired one.
@@ -91,13 +125,18 @@ Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const Re
            call, "the looked-up outcome");
       return MarkReconciled(found.result);
     }
+    // "Did not happen" means nothing while the write may still be on its way.
+    if (!AttemptOver(claim.record, ops.attempt_gone)) {
+      return StillRunning(claim.record, call.tool, call.key);
+    }
     if (found.outcome == Reconciled::Outcome::kUnknown &&
         call.effect != EffectClass::kIdempotentWrite) {
       return LedgerAnswer(std::move(claim), call.tool, call.key);
     }
     // Surely not done, or harmless to repeat: take the key anew and run.
     book.Release(call.tool, call.key);
-    claim = book.Claim(call.tool, call.key, fingerprint, call.claim_wait, call.lease_ms);
+    claim = book.Claim(call.tool, call.key, fingerprint, call.claim_wait, call.lease_ms,
+                       call.starting_attempt);
   }
   if (claim.status != MutationLedger::Status::kExecuted) {
     return LedgerAnswer(std::move(claim), call.tool, call.key);
@@ -153,7 +192,8 @@ bool LedgerOwnerGone(const std::string& owner, const std::string& self) {
 }
 
 size_t ReconcileUnsettled(LedgerService& ledger, const std::string& tool, const std::string& self,
-                          const std::function<Reconciled(const std::string& key)>& lookup) {
+                          const std::function<Reconciled(const std::string& key)>& lookup,
+                          const AttemptGoneFn& attempt_gone) {
   MutationLedger& book = ledger.Ledger();
   size_t settled = 0;
   for (const LedgerRecord& row : book.Unsettled(tool, kStartupRowsPerTool)) {
@@ -175,6 +215,13 @@ size_t ReconcileUnsettled(LedgerService& ledger, const std::string& tool, const 
         }
         break;
       case Reconciled::Outcome::kDidNotHappen:
+        if (!AttemptOver(row, attempt_gone)) {
+          spdlog::warn(
+              "{} key '{}': left by {} while {} may still run it: the lookup's \"did "
+              "not happen\" cannot be trusted yet; it stays needs_reconciliation",
+              tool, row.key, row.owner, AttemptName(*row.attempt));
+          break;
+        }
         if (book.Release(tool, row.key)) {
           ++settled;
           spdlog::info("{} key '{}': reconciled at start-up: it did not happen", tool, row.key);

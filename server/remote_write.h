@@ -8,9 +8,16 @@
 //     once (LedgerAnswer) and nothing runs.
 //  2. A claim left without an outcome (needs_reconciliation: the claimant died, or an earlier
 //     attempt was ambiguous) is adopted and looked up: happened -> its result is stored and
-//     returned (marked reconciled); did not happen -> the claim is dropped and taken anew, so
-//     the effect runs; unknown -> an idempotent_write runs again (a repeat with the same key is
-//     declared harmless), any other write answers needs_reconciliation and runs nothing.
+//     returned (marked reconciled); otherwise, while the attempt recorded with the claim may
+//     still run (a command orphaned by a keel that was killed: process_attempt.h), nothing is
+//     released and nothing runs — the answer is idempotency_in_progress (retry_after_ms), or
+//     needs_reconciliation when the attempt's process group was never recorded, and the row
+//     stays needs_reconciliation for the next call or start-up to look up again (issue 17
+//     item 2: a lookup that says "did not happen" while the write is still on its way means
+//     nothing). Once the attempt is known to be over (or none was recorded): did not happen ->
+//     the claim is dropped and taken anew, so the effect runs; unknown -> an idempotent_write
+//     runs again (a repeat with the same key is declared harmless), any other write answers
+//     needs_reconciliation and runs nothing.
 //  3. Run the effect once, then record what its result says (failure_classify.h):
 //       success                                     -> committed (replayed from now on)
 //       error.effect "none", not_sent, transient    -> claim dropped (a retry may run it)
@@ -29,6 +36,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -46,12 +54,19 @@ struct RemoteWriteCall {
   EffectClass effect = EffectClass::kUnsafeWrite;
   int64_t lease_ms = 60000;  // how long the claim may stay in_progress before others adopt it
   std::chrono::milliseconds claim_wait{5000};  // bounded wait for the ledger's write lock
+  // An effect that is a local process: stored with the claim (StartingAttempt()); `run`
+  // names the process group once it is spawned (MutationLedger::RecordAttempt).
+  std::optional<LedgerAttempt> starting_attempt;
 };
+
+// Whether a recorded attempt surely runs no more; AttemptGone (process_attempt.h) by default.
+using AttemptGoneFn = std::function<bool(const LedgerAttempt&)>;
 
 struct RemoteWriteOps {
   std::function<Json()> run;  // one execution of the effect: a CallToolResult
   // What the backend says about the key; null: nothing can tell (always kUnknown).
   std::function<Reconciled()> lookup;
+  AttemptGoneFn attempt_gone;  // null: AttemptGone
 };
 
 Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const RemoteWriteOps& ops);
@@ -59,10 +74,12 @@ Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const Re
 // At start-up (issue 8 item 5): every in_progress row of `tool` whose claimant is gone (its
 // lease expired, or its process no longer runs) and every needs_reconciliation row is
 // adopted and looked up; happened -> committed with the lookup's result, did not happen ->
-// dropped, unknown -> left needs_reconciliation. Rows of the owner `self` are skipped.
+// dropped once its recorded attempt is known to be over (else left needs_reconciliation, as
+// in step 2), unknown -> left needs_reconciliation. Rows of the owner `self` are skipped.
 // Returns how many rows were settled.
 size_t ReconcileUnsettled(LedgerService& ledger, const std::string& tool, const std::string& self,
-                          const std::function<Reconciled(const std::string& key)>& lookup);
+                          const std::function<Reconciled(const std::string& key)>& lookup,
+                          const AttemptGoneFn& attempt_gone = nullptr);
 
 // Whether the process that wrote ledger owner `owner` ("keel-<pid>-...") surely no longer
 // runs: its pid is ours (but the owner is not `self`), or no process has that pid.

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/process_attempt.h"
 #include "server/process_runner.h"
 #include "server/remote_write.h"
 #include "server/tools/command_result.h"
@@ -110,6 +111,19 @@ Json CommandTool::RunOnce(ToolContext& ctx, const std::vector<std::string>& argv
   process.stdin_data = ctx.arguments().dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
   process.max_output_bytes = static_cast<size_t>(command_.max_output_bytes);
   process.kill_grace = Millis(command_.kill_grace_ms);
+  if (!key.empty() && ledger_) {
+    // The claim names the run, so that a keel started after this one dies leaves the key
+    // alone while the command may still run (remote_write.h).
+    process.on_spawned = [&](pid_t pid) {
+      if (!ledger_->Ledger().RecordAttempt(spec_.name, key, SpawnedAttempt(pid))) {
+        spdlog::warn(
+            "{} key '{}': could not record the command's process group {} with the "
+            "claim; if keel dies now, the key waits for a reboot or a lookup that "
+            "finds the write",
+            spec_.name, key, pid);
+      }
+    };
+  }
   const ProcessResult run =
       RunProcess(process, ctx.token(), ctx.deadline(), [&](std::string_view line) {
         try {
@@ -155,6 +169,7 @@ Json CommandTool::Call(ToolContext& ctx) {
   call.lease_ms = ctx.remaining().count() + command_.kill_grace_ms +
                   (command_.lookup ? command_.lookup->timeout_ms : 0) + kLeaseMarginMs;
   call.claim_wait = std::clamp(ctx.remaining(), Millis(1), Millis(5000));
+  call.starting_attempt = StartingAttempt();
   RemoteWriteOps ops;
   ops.run = [&] { return RunOnce(ctx, *argv, key); };
   if (command_.lookup) ops.lookup = [&] { return LookupKey(key); };
@@ -198,15 +213,22 @@ Reconciled CommandTool::Reconcile(const Json& arguments, const Json& meta) {
   std::string problem;
   const std::string key = ApprovalScopedKey(IdempotencyKey(meta, arguments, &problem), arguments);
   if (key.empty() || !problem.empty()) return Reconciled{};
-  if (const auto row = ledger_->Ledger().Lookup(spec_.name, key)) {
-    if (row->state == LedgerState::kCommitted || row->state == LedgerState::kFailed) {
-      Reconciled found;
-      found.outcome = Reconciled::Outcome::kHappened;
-      found.result = row->result;
-      return found;
-    }
+  const auto row = ledger_->Ledger().Lookup(spec_.name, key);
+  if (row && (row->state == LedgerState::kCommitted || row->state == LedgerState::kFailed)) {
+    Reconciled found;
+    found.outcome = Reconciled::Outcome::kHappened;
+    found.result = row->result;
+    return found;
   }
-  return LookupKey(key);
+  Reconciled found = LookupKey(key);
+  // The claim's command may still run (its keel died): "did not happen" is not yet true.
+  if (found.outcome == Reconciled::Outcome::kDidNotHappen && row && row->attempt &&
+      !AttemptGone(*row->attempt)) {
+    spdlog::info("{}: key '{}' may still be written: the command started under it may run",
+                 spec_.name, key);
+    return Reconciled{};
+  }
+  return found;
 }
 
 size_t CommandTool::ReconcileAtStartup(const std::string& self) {

@@ -683,6 +683,77 @@ test('after keel is SIGKILLed mid-write before any effect, the start-up lookup s
   assert.equal(linesOf(join(dir, 'runs')).length, 2, 'the replay ran nothing');
 });
 
+// Issue 17 item 2: keel is SIGKILLed 0.5 s into a 2 s keyed write; the command runs on (its
+// process group outlives keel). The next keel's start-up lookup says {"happened": false} —
+// true at that moment, but the write is still on its way — so it must not release the key.
+test('a keyed unsafe_write whose keel is SIGKILLed 0.5 s into its 2 s command runs once: while the orphaned command runs, the new keel\'s start-up lookup does not release the key and the retry with the same key gets idempotency_in_progress without running anything; once the command has finished, the retry gets the looked-up result (IDEM-3, IDEM-5)', async (t) => {
+  const dir = freshDir(t, 'keel-cmd-orphan-');
+  const db = join(dir, 'keel.db');
+  const key = 'k-orphan';
+  const tools = [tool('restart', {
+    inputSchema: JOB_SCHEMA,
+    effect: 'unsafe_write',
+    timeouts: { idleMs: 0, maxMs: 30000, attemptMs: 30000 },
+    retry: { maxAttempts: 2, ...FAST_RETRY },
+    run: {
+      command: [fixture('orphan_write.sh'), dir],
+      killGraceMs: KILL_GRACE_MS,
+      lookup: { command: [fixture('lookup.sh'), dir, 'effects', '{idempotency_key}'], timeoutMs: 5000 },
+    },
+  })];
+  const pidIn = (name) => Number(readFileSync(join(dir, name), 'utf8'));
+  const first = await startCommandKeel(t, dir, tools, { db });
+  const sent = performance.now();
+  first.send({ id: 'orphan', method: 'tools/call', params: { name: 'restart', arguments: { job: 'web' }, ...keyed(key) } });
+  await waitFor('the command and its background job to start', 10000,
+    () => existsSync(join(dir, 'child.pid')) && existsSync(join(dir, 'worker.pid')));
+  const [child, worker] = [pidIn('child.pid'), pidIn('worker.pid')];
+  const groups = new Set([child]);  // the orphan's, and a second run's if the key was released
+  t.after(() => {
+    for (const group of groups) {
+      try { process.kill(-group, 'SIGKILL'); } catch (e) { if (e.code !== 'ESRCH') throw e; }
+    }
+  });
+  await sleep(Math.max(0, 500 - (performance.now() - sent)));  // 0.5 s into the write
+  first.child.kill('SIGKILL');
+  await withTimeout(first.exited, 'the first keel to die', 5000);
+  assert.ok(!dead(child) && !dead(worker), 'the command runs on after keel died');
+
+  const second = await startCommandKeel(t, dir, tools, { db });
+  await waitFor('the start-up pass to look the key up', 10000,
+    () => /key 'k-orphan': (reconciled at start-up|left by .* may still run)/.test(second.stderr));
+  assert.doesNotMatch(second.stderr, /key 'k-orphan': reconciled at start-up: it did not happen/,
+    'the key was released while its command still ran');
+  assert.deepEqual(linesOf(join(dir, 'lookups')), [key], 'looked up at start-up');
+
+  // The retry, while the orphan still runs: answered, and nothing ran (were the key released,
+  // a second run would start and wait for DIR/go).
+  let retry = null;
+  second.request('tools/call', { name: 'restart', arguments: { job: 'web' }, ...keyed(key) })
+    .then((r) => { retry = r; }, (e) => { retry = { failed: String(e) }; });
+  await waitFor('the retry\'s answer (or a second run)', 20000,
+    () => retry !== null || linesOf(join(dir, 'runs')).length > 1);
+  groups.add(pidIn('child.pid'));
+  assert.equal(linesOf(join(dir, 'runs')).length, 1, `the write ran a second time: ${show(linesOf(join(dir, 'runs')))}`);
+  assert.equal(retry.result?.isError, true, show(retry));
+  assert.ok(['idempotency_in_progress', 'needs_reconciliation'].includes(errorOf(retry)?.type), show(retry));
+  assert.ok(!dead(worker), 'the orphan was still running when the retry was answered');
+  assert.deepEqual(linesOf(join(dir, 'effects')), []);
+
+  // The orphan finishes its write; the next retry looks it up and gets its result.
+  writeFileSync(join(dir, 'go'), '');
+  await waitFor('the orphaned command to record its effect and end', 20000,
+    () => linesOf(join(dir, 'effects')).length === 1 && dead(worker) && dead(child));
+  const settled = await call(second, 'restart', { job: 'web' }, keyed(key));
+  assert.equal(settled.result?.isError, undefined, show(settled));
+  assert.deepEqual(settled.result.structuredContent, LOOKED_UP(key));
+  assert.equal(settled.result._meta?.['dev.keel/reconciled'], true, show(settled));
+  const again = await call(second, 'restart', { job: 'web' }, keyed(key));
+  assert.equal(again.result._meta?.['dev.keel/replayed'], true, show(again));
+  assert.deepEqual(linesOf(join(dir, 'effects')), [key], 'exactly one execution');
+  assert.equal(linesOf(join(dir, 'runs')).length, 1, 'the command ran once');
+});
+
 test('a keyed unsafe_write cancelled after its command recorded the effect is still looked up and settled: the cancel is never answered, and the same key and arguments then get the looked-up result without running the command again (IDEM-5, CAN-2)', async (t) => {
   const dir = freshDir(t, 'keel-cmd-cancelwrite-');
   const k = await startCommandKeel(t, dir, [restartTool(dir, 'effect_then_hang', 'effects', {

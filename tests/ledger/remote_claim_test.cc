@@ -158,4 +158,34 @@ TEST_CASE("IDEM-5 a claimed key with other arguments is a mismatch, whatever its
   CHECK(ledger.Claim(kTool, "k-1", "", 1s).status == Status::kError);  // no fingerprint
 }
 
+TEST_CASE("IDEM-5 a claim records its process run and adoption keeps it", "[ledger][IDEM-5]") {
+  LedgerFile file;
+  auto db = file.Open();
+  MutationLedger dead(*db, file.OptionsFor("p-dead"));
+  MutationLedger next(*db, file.OptionsFor("p-next"));
+  const keel::LedgerAttempt starting{"boot-1", 0, 0};
+  const auto claim = dead.Claim(kTool, "k-1", kPrint, 1s, std::nullopt, starting);
+  REQUIRE(claim.status == Status::kExecuted);
+  CHECK(claim.record.attempt == starting);
+  const keel::LedgerAttempt spawned{"boot-1", 4242, 987654};
+  CHECK_FALSE(next.RecordAttempt(kTool, "k-1", spawned));  // not its claim
+  REQUIRE(dead.RecordAttempt(kTool, "k-1", spawned));
+  CHECK(next.Lookup(kTool, "k-1")->attempt == spawned);
+  REQUIRE(next.Adopt(kTool, "k-1", "p-dead", /*owner_gone=*/true));
+  const auto adopted = next.Lookup(kTool, "k-1");
+  CHECK(adopted->owner == "p-next");
+  CHECK(adopted->attempt == spawned);  // the next reconciler still sees the run
+  CHECK_FALSE(next.RecordAttempt(kTool, "k-1", starting));  // no longer in progress
+}
+
+TEST_CASE("IDEM-5 a claim or effect without a process records no attempt", "[ledger][IDEM-5]") {
+  LedgerFile file;
+  auto db = file.Open();
+  MutationLedger ledger(*db, file.OptionsFor("p1"));
+  ChargeEffect effect;
+  CHECK_FALSE(ledger.Claim(kTool, "k-1", kPrint, 1s).record.attempt.has_value());
+  CHECK_FALSE(
+      ledger.RunInDatabase(kTool, "k-2", kPrint, 1s, std::ref(effect)).record.attempt.has_value());
+}
+
 }  // namespace remote_claim_test

@@ -30,6 +30,12 @@ int64_t CountTables(Database& db) {
   return count.Int64(0);
 }
 
+// Back to the ledger table of versions 1 to 4.
+constexpr const char* kDropAttemptColumns =
+    "ALTER TABLE ledger DROP COLUMN attempt_boot_id; "
+    "ALTER TABLE ledger DROP COLUMN attempt_pgid; "
+    "ALTER TABLE ledger DROP COLUMN attempt_start_ticks; ";
+
 }  // namespace
 
 TEST_CASE("migrating a fresh file creates the ledger, demo and task tables at the current version",
@@ -40,7 +46,7 @@ TEST_CASE("migrating a fresh file creates the ledger, demo and task tables at th
   REQUIRE(Migrate(*db, &error) == MigrateStatus::kOk);
   CHECK(error.empty());
   CHECK(db->Pragma("user_version") == std::to_string(keel::SchemaVersion()));
-  CHECK(keel::SchemaVersion() == 4);
+  CHECK(keel::SchemaVersion() == 5);
   for (const char* table : {"ledger", "accounts", "charges", "inventory", "reservations", "tasks",
                             "settings", "deploy_operations"}) {
     CAPTURE(table);
@@ -98,15 +104,35 @@ TEST_CASE("a version 1 file gains the tasks, settings and deployment tables and 
   REQUIRE(Migrate(*db, &error) == MigrateStatus::kOk);
   // Back to what a version 1 keel left: no tasks table, user_version 1.
   REQUIRE(db->Exec("DROP TABLE tasks; DROP TABLE settings; DROP TABLE deploy_jobs; "
-                   "DROP TABLE deploy_operations; PRAGMA user_version = 1;") == "");
+                   "DROP TABLE deploy_operations; " +
+                   std::string(kDropAttemptColumns) + "PRAGMA user_version = 1;") == "");
   REQUIRE(db->Exec("INSERT INTO accounts VALUES('acct-1', 1000)") == "");
   REQUIRE(Migrate(*db, &error) == MigrateStatus::kOk);
-  CHECK(db->Pragma("user_version") == "4");
+  CHECK(db->Pragma("user_version") == std::to_string(keel::SchemaVersion()));
   CHECK(db->Exec("SELECT * FROM tasks") == "");
   CHECK(db->Exec("SELECT * FROM settings") == "");
   keel::Statement balance = db->Prepare("SELECT balance_cents FROM accounts");
   REQUIRE(balance.Step());
   CHECK(balance.Int64(0) == 1000);
+}
+
+TEST_CASE("a version 4 ledger gains the attempt columns and its claims record no attempt",
+          "[ledger]") {
+  keel::TempDir dir;
+  auto db = OpenFresh(dir);
+  std::string error;
+  REQUIRE(Migrate(*db, &error) == MigrateStatus::kOk);
+  REQUIRE(db->Exec(std::string(kDropAttemptColumns) + "PRAGMA user_version = 4;") == "");
+  REQUIRE(db->Exec("INSERT INTO ledger(tool, key, fingerprint, state, owner, created_ms, "
+                   "updated_ms) VALUES('t', 'k', 'f', 'in_progress', 'o', 1, 1)") == "");
+  REQUIRE(Migrate(*db, &error) == MigrateStatus::kOk);
+  CHECK(db->Pragma("user_version") == "5");
+  keel::Statement row =
+      db->Prepare("SELECT attempt_boot_id, attempt_pgid, attempt_start_ticks FROM ledger");
+  REQUIRE(row.Step());
+  CHECK(row.IsNull(0));
+  CHECK(row.Int64(1) == 0);
+  CHECK(row.Int64(2) == 0);
 }
 
 }  // namespace schema_test

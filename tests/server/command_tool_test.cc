@@ -1,6 +1,11 @@
 // CommandTool (issue 8) with real child processes: what the child receives (argv, stdin,
 // environment), fd-3 progress reaching the call's progress, the deadline killing the child,
 // and a keyed write whose child is killed after its effect being reconciled by the lookup.
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -8,6 +13,7 @@
 
 #include "fakes/temp_dir.h"
 #include "server/policy/failure_classify.h"
+#include "server/process_attempt.h"
 #include "server/tools/command_tool.h"
 
 namespace keel::command_tool_test {
@@ -130,6 +136,44 @@ TEST_CASE("a keyed write killed after its effect is reconciled by lookup and nev
   CHECK(again.at("structuredContent").at("op") == "op_1");
   CHECK(again.at("_meta").at("dev.keel/replayed") == true);
   CHECK(ReadFile(effects) == "intent-1\n");
+}
+
+TEST_CASE("a key whose orphaned command still runs is not reported undone to task recovery",
+          "[command]") {
+  TempDir dir;
+  const std::string db = dir.path() + "/keel.db";
+  std::string error;
+  int exit_code = 0;
+  auto open = [&](const std::string& owner) {
+    auto service =
+        LedgerService::Open(LedgerService::Options{db, 3600000, owner}, &error, &exit_code);
+    REQUIRE(service);
+    return std::shared_ptr<LedgerService>(std::move(service));
+  };
+  // A dead keel's claim on the key, with the command it started still running.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
+  char* argv[] = {const_cast<char*>("sleep"), const_cast<char*>("30"), nullptr};
+  pid_t orphan = -1;
+  REQUIRE(posix_spawn(&orphan, "/bin/sleep", nullptr, &attr, argv, environ) == 0);
+  posix_spawnattr_destroy(&attr);
+  REQUIRE(open("keel-999999999-dead")
+              ->Ledger()
+              .Claim("restart", "intent-1", "fp", Millis(1000), std::nullopt,
+                     SpawnedAttempt(orphan))
+              .status == MutationLedger::Status::kExecuted);
+
+  CommandSpec command = Sh("exit 0");
+  command.lookup = CommandLookup{{"/bin/sh", "-c", "echo '{{\"happened\":false}}'"}, 5000};
+  CommandTool tool(SpecOf("restart", EffectClass::kUnsafeWrite), command, open("keel-1-test"));
+  const Json meta = {{"dev.keel/idempotency-key", "intent-1"}};
+  CHECK(tool.Reconcile(Json{{"job", "web"}}, meta).outcome == Reconciled::Outcome::kUnknown);
+  ::kill(-orphan, SIGKILL);
+  int status = 0;
+  ::waitpid(orphan, &status, 0);
+  CHECK(tool.Reconcile(Json{{"job", "web"}}, meta).outcome == Reconciled::Outcome::kDidNotHappen);
 }
 
 TEST_CASE("a command that needs the idempotency key refuses a call without one", "[command]") {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
 
 #include "fakes/temp_dir.h"
 
@@ -220,6 +221,65 @@ TEST_CASE("a background process left after a normal exit is killed", "[process]"
   in >> grandchild;
   REQUIRE(grandchild > 0);
   CHECK(Gone(grandchild));
+}
+
+// True once `pid` has exited and waits, a zombie, for its parent's wait. Spins (no sleep)
+// for a bounded time, like Gone().
+bool ExitedUnreaped(pid_t pid) {
+  const TimePoint give_up = In(10s);
+  do {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    size_t paren = text.rfind(')');
+    if (paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z') {
+      return true;
+    }
+    std::this_thread::yield();
+  } while (std::chrono::steady_clock::now() < give_up);
+  return false;
+}
+
+TEST_CASE("every byte a child wrote before exiting arrives even with a kill grace of 0",
+          "[process]") {
+  TempDir dir;
+  const std::string fifo = dir.File("go");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  // The child writes its output only once the runner is held in the progress callback, and
+  // the callback returns only once the child has exited: when the runner looks again, the
+  // exit and all 60,000 bytes (less than a pipe holds) are waiting together.
+  ProcessSpec spec = Sh(R"(echo $$ >&3; read go < "$1"; head -c 60000 /dev/zero)", {fifo});
+  spec.kill_grace = 0ms;
+  CancellationToken token;
+  ProcessResult r = RunProcess(spec, token, In(60s), [&](std::string_view line) {
+    const pid_t child = static_cast<pid_t>(std::stol(std::string(line)));
+    std::ofstream(fifo) << "go" << std::endl;
+    REQUIRE(ExitedUnreaped(child));
+  });
+  CHECK(r.end == End::kExited);
+  CHECK(r.exit_code == 0);
+  CHECK(r.stdout_data.size() == 60000);
+  CHECK(r.stdout_data == std::string(60000, '\0'));
+  CHECK_FALSE(r.stdout_truncated);
+}
+
+TEST_CASE("a process that left the group and holds stdout does not hang a run with grace 0",
+          "[process]") {
+  TempDir dir;
+  const std::string pid_file = dir.File("escaped");
+  // setsid: the holder is outside the group kill; it keeps stdout open for 30 s.
+  ProcessSpec spec =
+      Sh(R"(setsid sh -c 'echo $$ > "$1.tmp"; mv "$1.tmp" "$1"; exec sleep 30' sh "$1" &
+                           while [ ! -f "$1" ]; do :; done; echo bye)",
+         {pid_file});
+  spec.kill_grace = 0ms;
+  ProcessResult r = Run(spec);
+  std::ifstream in(pid_file);
+  pid_t escaped = 0;
+  in >> escaped;
+  if (escaped > 0) ::kill(escaped, SIGKILL);
+  CHECK(r.end == End::kExited);
+  CHECK(r.stdout_data == "bye\n");
+  CHECK(r.elapsed < 25s);  // ended by the drain deadline, not by the holder's exit
 }
 
 TEST_CASE("a missing program fails to spawn with a clear error", "[process]") {

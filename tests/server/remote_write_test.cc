@@ -9,6 +9,7 @@
 #include "fakes/temp_dir.h"
 #include "ledger/fingerprint.h"
 #include "server/policy/failure_classify.h"
+#include "server/process_attempt.h"
 #include "server/remote_write.h"
 
 namespace keel::remote_write_test {
@@ -40,6 +41,16 @@ Reconciled Found(Reconciled::Outcome outcome, Json result = Json()) {
   return found;
 }
 
+// A field of the result's structured error; null when the result is not an error.
+Json ErrorField(const Json& result, const char* name) {
+  const Json* error = StructuredErrorOf(result);
+  return error != nullptr && error->contains(name) ? error->at(name) : Json();
+}
+std::string ErrorType(const Json& result) {
+  const Json type = ErrorField(result, "type");
+  return type.is_string() ? type.get<std::string>() : "(not an error: " + result.dump() + ")";
+}
+
 bool MetaFlag(const Json& result, const char* name) {
   const auto meta = result.find("_meta");
   return meta != result.end() && meta->value(name, false);
@@ -51,7 +62,7 @@ class Fixture {
 
   // One call of tool "restart" under `key` whose effect returns `result`.
   Json Call(const std::string& key, Json result, EffectClass effect = EffectClass::kUnsafeWrite,
-            std::function<Reconciled()> lookup = nullptr) {
+            std::function<Reconciled()> lookup = nullptr, AttemptGoneFn attempt_gone = nullptr) {
     RemoteWriteCall call;
     call.tool = "restart";
     call.key = key;
@@ -68,17 +79,21 @@ class Fixture {
         return lookup();
       };
     }
+    ops.attempt_gone = std::move(attempt_gone);
     return RunRemoteWrite(*ledger_, call, ops);
   }
   std::optional<LedgerRecord> Row(const std::string& key) {
     return ledger_->Ledger().Lookup("restart", key);
   }
   // A claim on `key` by another process `owner` that never records an outcome.
-  void AbandonedClaim(const std::string& owner, const std::string& key) {
+  // With `attempt`, the claim records that run (as a command tool's claim does).
+  void AbandonedClaim(const std::string& owner, const std::string& key,
+                      std::optional<LedgerAttempt> attempt = std::nullopt) {
     auto other = OpenLedger(dir_.path() + "/keel.db", owner);
     const auto claim = other->Ledger().Claim("restart", key, Fingerprint("restart", Json{{"job", "web"}}),
                                              std::chrono::milliseconds(1000));
     REQUIRE(claim.status == MutationLedger::Status::kExecuted);
+    if (attempt) REQUIRE(other->Ledger().RecordAttempt("restart", key, *attempt));
   }
   LedgerService& ledger() { return *ledger_; }
 
@@ -252,6 +267,119 @@ TEST_CASE("a ledger owner is gone when its pid runs nothing or is now ours", "[r
   CHECK_FALSE(LedgerOwnerGone(ours + "now", ours + "now"));
   CHECK_FALSE(LedgerOwnerGone("test-owner", kSelf));
   CHECK_FALSE(LedgerOwnerGone("keel-abc-x", kSelf));
+}
+
+// The run a dead keel left behind, and a fake that says whether it still runs.
+const LedgerAttempt kOrphan{"boot-1", 4242, 987654};
+struct FakeLiveness {
+  bool running = true;
+  std::vector<LedgerAttempt> asked;
+  AttemptGoneFn Fn() {
+    return [this](const LedgerAttempt& attempt) {
+      asked.push_back(attempt);
+      return !running;
+    };
+  }
+};
+
+TEST_CASE("a did-not-happen lookup does not release a dead keel's claim while its command runs",
+          "[remote]") {
+  Fixture f;
+  f.AbandonedClaim(kDeadOwner, "k", kOrphan);
+  FakeLiveness orphan;
+  auto lookup = [] { return Found(Reconciled::Outcome::kDidNotHappen); };
+  const Json held = f.Call("k", Ok("op_twice"), EffectClass::kUnsafeWrite, lookup, orphan.Fn());
+  CHECK(ErrorType(held) == "idempotency_in_progress");
+  CHECK(ErrorField(held, "retry_after_ms") == 1000);
+  CHECK(f.runs == 0);
+  CHECK(f.lookups == 1);
+  CHECK(orphan.asked == std::vector<LedgerAttempt>{kOrphan});
+  CHECK(f.Row("k")->state == LedgerState::kNeedsReconciliation);
+  CHECK(f.Row("k")->attempt == kOrphan);  // kept for the next look
+
+  orphan.running = false;  // it ended without its effect: now "did not happen" holds
+  CHECK(f.Call("k", Ok("op_now"), EffectClass::kUnsafeWrite, lookup, orphan.Fn())
+            .at("structuredContent")
+            .at("op") == "op_now");
+  CHECK(f.runs == 1);
+  CHECK(f.Row("k")->state == LedgerState::kCommitted);
+}
+
+TEST_CASE(
+    "a dead keel's claim whose command still runs is committed as soon as the lookup "
+    "finds the write",
+    "[remote]") {
+  Fixture f;
+  f.AbandonedClaim(kDeadOwner, "k", kOrphan);
+  FakeLiveness orphan;
+  bool written = false;
+  auto lookup = [&] {
+    return written ? Found(Reconciled::Outcome::kHappened, Ok("op_orphan"))
+                   : Found(Reconciled::Outcome::kDidNotHappen);
+  };
+  CHECK(ErrorType(f.Call("k", Ok("op_x"), EffectClass::kUnsafeWrite, lookup, orphan.Fn())) ==
+        "idempotency_in_progress");
+  written = true;  // the orphan wrote; it may still be running
+  const Json settled = f.Call("k", Ok("op_x"), EffectClass::kUnsafeWrite, lookup, orphan.Fn());
+  CHECK(settled.at("structuredContent").at("op") == "op_orphan");
+  CHECK(MetaFlag(settled, "dev.keel/reconciled"));
+  CHECK(f.runs == 0);
+  CHECK(f.Row("k")->state == LedgerState::kCommitted);
+}
+
+TEST_CASE("an idempotent write whose orphaned command still runs is not run again beside it",
+          "[remote]") {
+  Fixture f;
+  f.AbandonedClaim(kDeadOwner, "k", kOrphan);
+  FakeLiveness orphan;
+  const Json held = f.Call(
+      "k", Ok("op"), EffectClass::kIdempotentWrite,
+      [] { return Found(Reconciled::Outcome::kUnknown); }, orphan.Fn());
+  CHECK(ErrorType(held) == "idempotency_in_progress");
+  CHECK(f.runs == 0);
+}
+
+TEST_CASE("a claim whose command was started but never identified is not released on this boot",
+          "[remote]") {
+  Fixture f;
+  // The real check: keel died between the claim and recording the spawned group.
+  f.AbandonedClaim(kDeadOwner, "k", StartingAttempt());
+  auto lookup = [] { return Found(Reconciled::Outcome::kDidNotHappen); };
+  const Json held = f.Call("k", Ok("op"), EffectClass::kUnsafeWrite, lookup);
+  CHECK(ErrorType(held) == "needs_reconciliation");
+  CHECK(f.runs == 0);
+  CHECK(f.Row("k")->state == LedgerState::kNeedsReconciliation);
+}
+
+TEST_CASE("a claim whose command ran on an earlier boot is released by a did-not-happen lookup",
+          "[remote]") {
+  Fixture f;
+  LedgerAttempt before_reboot = StartingAttempt();
+  before_reboot.boot_id = "not-" + BootId();
+  f.AbandonedClaim(kDeadOwner, "k", before_reboot);
+  auto lookup = [] { return Found(Reconciled::Outcome::kDidNotHappen); };
+  CHECK(f.Call("k", Ok("op_now"), EffectClass::kUnsafeWrite, lookup)
+            .at("structuredContent")
+            .at("op") == "op_now");
+  CHECK(f.runs == 1);
+}
+
+TEST_CASE("start-up reconciliation leaves a claim whose command runs and settles it once gone",
+          "[remote]") {
+  Fixture f;
+  f.AbandonedClaim(kDeadOwner, "running", kOrphan);
+  f.AbandonedClaim(kDeadOwner, "no-run-recorded");
+  FakeLiveness orphan;
+  auto not_happened = [](const std::string&) { return Found(Reconciled::Outcome::kDidNotHappen); };
+  CHECK(ReconcileUnsettled(f.ledger(), "restart", kSelf, not_happened, orphan.Fn()) == 1);
+  CHECK(f.Row("running")->state == LedgerState::kNeedsReconciliation);
+  CHECK(f.Row("running")->attempt == kOrphan);
+  CHECK_FALSE(f.Row("no-run-recorded").has_value());  // nothing to wait for: released
+
+  // The next keel (a new owner) finds the orphan gone.
+  orphan.running = false;
+  CHECK(ReconcileUnsettled(f.ledger(), "restart", "keel-2-next", not_happened, orphan.Fn()) == 1);
+  CHECK_FALSE(f.Row("running").has_value());
 }
 
 }  // namespace
