@@ -53,7 +53,9 @@ const char* ClassMeaning(FailureClass failure) {
 Json ReportedFailure(const Json& object, const ProcessResult& run, const CommandSpec& spec,
                      const std::string& tool) {
   Json error = object.at("error");
-  if (!error.contains("type")) {
+  // Anything may be printed: a type or message that is not a string is ignored, never read
+  // as one (nlohmann would throw).
+  if (const auto type = error.find("type"); type == error.end() || !type->is_string()) {
     if (const auto status = error.find("status");
         status != error.end() && status->is_number_integer()) {
       error["type"] = "backend_" + std::to_string(status->get<int64_t>());
@@ -77,7 +79,9 @@ Json ReportedFailure(const Json& object, const ProcessResult& run, const Command
       error["failure_class"] = std::string(FailureClassName(by_exit));
     }
   }
-  std::string text = error.value("message", "");
+  const auto message = error.find("message");
+  std::string text =
+      message != error.end() && message->is_string() ? message->get<std::string>() : std::string();
   if (text.empty()) {
     text = "The command for '" + tool + "' reported an error (" +
            error["type"].get<std::string>() + ").";

@@ -116,6 +116,25 @@ TEST_CASE("a JSON error on stdout carries the backend's status and retry-after",
   CHECK(ClassOf(plain) == FailureClass::kRejectedTransient);
 }
 
+// Found by fuzz_output (tests/fuzz/regressions/output/error_*_not_a_string.json): these threw
+// nlohmann's type_error out of CommandResultOf.
+TEST_CASE("a JSON error on stdout whose type or message is not a string is still a failure",
+          "[command]") {
+  const CommandSpec spec;
+  const Json typed =
+      CommandResultOf(Exited(1, R"({"error":{"type":5,"status":503}})"), spec, nullptr, "t");
+  CHECK(ErrorOf(typed).at("type") == "backend_503");
+  CHECK(ClassOf(typed) == FailureClass::kRejectedTransient);
+  CHECK_THAT(TextOf(typed), Catch::Contains("reported an error (backend_503)"));
+  const Json untyped =
+      CommandResultOf(Exited(0, R"({"error":{"type":["x"]}})"), spec, nullptr, "t");
+  CHECK(ErrorOf(untyped).at("type") == "command_error");
+  const Json message =
+      CommandResultOf(Exited(1, R"({"error":{"message":{"a":1}}})"), spec, nullptr, "t");
+  CHECK(ErrorOf(message).at("type") == "command_error");
+  CHECK_THAT(TextOf(message), Catch::Contains("reported an error (command_error)"));
+}
+
 TEST_CASE("stdout is text, or a JSON object that becomes structuredContent", "[command]") {
   CommandSpec spec;
   const Json text = CommandResultOf(Exited(0, "restarted\n"), spec, nullptr, "t");
