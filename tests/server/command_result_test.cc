@@ -116,8 +116,9 @@ TEST_CASE("a JSON error on stdout carries the backend's status and retry-after",
   CHECK(ClassOf(plain) == FailureClass::kRejectedTransient);
 }
 
-// Found by fuzz_output (tests/fuzz/regressions/output/error_*_not_a_string.json): these threw
-// nlohmann's type_error out of CommandResultOf.
+// Spotted while writing fuzz_output (tests/fuzz/regressions/output/error_*_not_a_string.json,
+// on which it aborts without the fix): these threw nlohmann's type_error out of
+// CommandResultOf.
 TEST_CASE("a JSON error on stdout whose type or message is not a string is still a failure",
           "[command]") {
   const CommandSpec spec;
