@@ -224,7 +224,7 @@ TEST_CASE("a lookup whose output nests deeper than 128 levels cannot tell", "[co
   CHECK_THAT(why, Catch::Contains("nested deeper than 128 levels"));
 }
 
-TEST_CASE("a progress line is a number or a progress object; a too deep one is ignored",
+TEST_CASE("a progress line is a number or a progress object, and a too deep one is ignored",
           "[command]") {
   CHECK(ProgressLineOf("3")->progress == 3);
   const auto full = ProgressLineOf(R"({"progress":1,"total":4,"message":"copying"})");
