@@ -6,6 +6,8 @@
 
 #include <sqlite3.h>
 
+#include "protocol/bounded_json.h"
+
 namespace keel {
 
 namespace {
@@ -37,11 +39,12 @@ LedgerState ParseState(std::string_view name) {
   return LedgerState::kInProgress;  // the CHECK constraint admits nothing else
 }
 
-// Rebuilt from the stored text on every read: the caller owns a fresh copy (IDEM-4).
+// Rebuilt from the stored text on every read: the caller owns a fresh copy (IDEM-4). The
+// file may have been written by anyone: text that is not JSON, or nests deeper than anything
+// keel reads (bounded_json.h), reads as null, never as a value that recurses when copied.
 Json ParseResult(const Statement& row, int column) {
   if (row.IsNull(column)) return nullptr;
-  Json parsed = Json::parse(row.Text(column), nullptr, /*allow_exceptions=*/false);
-  return parsed.is_discarded() ? Json(nullptr) : parsed;
+  return ParseBoundedJson(row.Text(column)).value;
 }
 
 std::optional<LedgerRecord> ReadRow(Database& db, const std::string& tool, const std::string& key) {

@@ -79,7 +79,9 @@ struct LedgerRecord {
   std::string key;
   std::string fingerprint;
   LedgerState state = LedgerState::kInProgress;
-  Json result;  // the stored CallToolResult; null unless terminal
+  // The stored CallToolResult; null unless terminal, and null when the stored text cannot be
+  // read (not JSON, or nested deeper than kMaxJsonDepth: bounded_json.h).
+  Json result;
   std::string owner;           // who holds (or held) the claim
   int64_t lease_until_ms = 0;  // in_progress: the claim is live until then
   // Times the key reached the write path (executions, refused claims). Replays and

@@ -4,6 +4,8 @@
 #include <cassert>
 #include <utility>
 
+#include "protocol/bounded_json.h"
+
 namespace keel {
 
 namespace {
@@ -48,11 +50,11 @@ void BindOptionalText(Statement& stmt, int index, std::string_view text) {
   }
 }
 
-// Parsed from the stored text on every read: the caller owns a fresh copy.
-Json ParseJson(const Statement& row, int column) {
+// Parsed from the stored text on every read: the caller owns a fresh copy. Text that is not
+// JSON, or nests deeper than anything keel reads (bounded_json.h), reads as null.
+Json ParseStoredJson(const Statement& row, int column) {
   if (row.IsNull(column)) return nullptr;
-  Json parsed = Json::parse(row.Text(column), nullptr, /*allow_exceptions=*/false);
-  return parsed.is_discarded() ? Json(nullptr) : parsed;
+  return ParseBoundedJson(row.Text(column)).value;
 }
 
 CancelPhase ParseCancelPhase(std::string_view name) {
@@ -74,13 +76,13 @@ TaskRecord ReadRow(const Statement& row) {
   task.updated_ms = row.Int64(6);
   if (!row.IsNull(7)) task.ttl_ms = row.Int64(7);
   task.poll_interval_ms = row.Int64(8);
-  task.request = ParseJson(row, 9);
+  task.request = ParseStoredJson(row, 9);
   task.idempotency_key = row.Text(10);  // NULL reads as empty
   task.fingerprint = row.Text(11);
-  task.result = ParseJson(row, 12);
-  task.error = ParseJson(row, 13);
+  task.result = ParseStoredJson(row, 12);
+  task.error = ParseStoredJson(row, 13);
   task.cancel_phase = ParseCancelPhase(row.Text(14));
-  task.late_outcome = ParseJson(row, 15);
+  task.late_outcome = ParseStoredJson(row, 15);
   task.owner = row.Text(16);
   task.owner_pid = row.Int64(17);
   task.lease_until_ms = row.Int64(18);

@@ -19,6 +19,8 @@
 //  4. A task with a ttl expires at created_ms + ttl_ms; Get() still returns an expired row
 //     until SweepExpired() deletes it (callers answer "expired"), List() never shows one.
 //  5. Times are wall-clock milliseconds since the Unix epoch, passed in by the caller.
+//  6. A stored JSON column that cannot be read back (not JSON, or nested deeper than
+//     kMaxJsonDepth: bounded_json.h) reads as null; a completed task then has no result.
 //
 // Errors: every member throws SqliteError when SQLite fails (SQLITE_BUSY included, after
 // the connection's busy timeout).

@@ -11,6 +11,9 @@ namespace {
 
 using Json = nlohmann::json;
 
+// What an unpaired surrogate escape reads as (U+FFFD REPLACEMENT CHARACTER).
+constexpr uint32_t kReplacementCharacter = 0xFFFD;
+
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 // Length of the well-formed UTF-8 sequence at `p` (lead byte >= 0x80), or 0. The ranges are
@@ -223,25 +226,32 @@ class Parser {
       default:
         return false;
     }
-    int code = ParseHex4();
-    if (code >= 0xD800 && code <= 0xDBFF) {  // a high surrogate: its low half must follow
-      if (!Consume('\\') || !Consume('u')) return false;
-      const int low = ParseHex4();
-      if (low < 0xDC00 || low > 0xDFFF) return false;
-      code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
-    } else if (code < 0 || (code >= 0xDC00 && code <= 0xDFFF)) {
-      return false;  // not four hex digits, or a lone low surrogate
+    if (end_ - p_ < 4) return false;
+    int code = Hex4(p_);
+    if (code < 0) return false;  // not four hex digits
+    p_ += 4;
+    if (code >= 0xD800 && code <= 0xDBFF) {
+      // A high surrogate pairs with a low one escaped right after it; unpaired, it reads as
+      // U+FFFD and whatever follows is read on its own (a deliberate difference: json_parser.h).
+      const int low = end_ - p_ >= 6 && p_[0] == '\\' && p_[1] == 'u' ? Hex4(p_ + 2) : -1;
+      if (low >= 0xDC00 && low <= 0xDFFF) {
+        p_ += 6;
+        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
+      } else {
+        code = kReplacementCharacter;
+      }
+    } else if (code >= 0xDC00 && code <= 0xDFFF) {
+      code = kReplacementCharacter;  // a low surrogate without its high half
     }
     AppendUtf8(out, static_cast<uint32_t>(code));
     return true;
   }
 
-  // Four hex digits as a number, or -1.
-  int ParseHex4() {
-    if (end_ - p_ < 4) return -1;
+  // The four hex digits at `p` (which has at least four bytes) as a number, or -1.
+  static int Hex4(const unsigned char* p) {
     int value = 0;
     for (int i = 0; i < 4; ++i) {
-      const unsigned char c = *p_++;
+      const unsigned char c = p[i];
       int digit;
       if (c >= '0' && c <= '9') {
         digit = c - '0';

@@ -2,16 +2,12 @@
 
 #include <cstdint>
 
+#include "protocol/bounded_json.h"
 #include "protocol/error_codes.h"
-#include "protocol/json_parser.h"
 #include "protocol/utf8.h"
 
 namespace keel {
 namespace {
-
-// Parsing (ParseJson), serialising and destroying a value recurse; a line nested deeper
-// than this is refused before parsing so no input can exhaust the stack.
-constexpr int kMaxNestingDepth = 128;
 
 DecodeError Invalid(std::string message, std::optional<Json> id = std::nullopt) {
   return DecodeError{kInvalidRequest, std::move(message), std::move(id)};
@@ -46,14 +42,16 @@ DecodeResult DecodeLine(std::string_view line) {
   if (!IsValidUtf8(line)) {
     return DecodeError{kParseError, "Parse error: the line is not valid UTF-8", std::nullopt};
   }
-  if (JsonNestingDepth(line) > kMaxNestingDepth) {
-    return DecodeError{kParseError, "Parse error: JSON nested deeper than 128 levels",
+  // Nesting is bounded (bounded_json.h) so that no input can exhaust the stack.
+  BoundedJson parsed = ParseBoundedJson(line);
+  if (parsed.problem == JsonProblem::kTooDeep) {
+    return DecodeError{kParseError, "Parse error: JSON " + JsonProblemText(parsed.problem),
                        std::nullopt};
   }
-  Json root;
-  if (!ParseJson(line, kMaxNestingDepth, root)) {
+  if (!parsed.ok()) {
     return DecodeError{kParseError, "Parse error: the line is not valid JSON", std::nullopt};
   }
+  Json root = std::move(parsed.value);
   if (root.is_array()) {
     return Invalid("Batching not supported: send one JSON-RPC message per line");
   }

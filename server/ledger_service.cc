@@ -7,6 +7,7 @@
 #include "ledger/database_check.h"
 #include "ledger/fingerprint.h"
 #include "ledger/schema.h"
+#include "protocol/bounded_json.h"
 #include "server/exit_codes.h"
 #include "server/tool.h"
 
@@ -197,6 +198,18 @@ Json LedgerAnswer(MutationLedger::Outcome outcome, const std::string& tool,
     case MutationLedger::Status::kExecuted:
       return outcome.result;
     case MutationLedger::Status::kReplayed:
+      if (!outcome.result.is_object()) {
+        // The row is terminal but its stored result reads as null (mutation_ledger.h): the
+        // file was changed under keel. The call ran; its answer is lost, not re-run.
+        return KeyError("stored_result_unreadable",
+                        "A call with idempotency key '" + key + "' for tool '" + tool +
+                            "' already ran, but its stored result cannot be read (not JSON, or "
+                            "nested deeper than " +
+                            std::to_string(kMaxJsonDepth) +
+                            " levels); nothing was executed again. Look it up with "
+                            "ledger_lookup.",
+                        tool, key);
+      }
       return MarkReplay(std::move(outcome.result), outcome.record);
     case MutationLedger::Status::kMismatch:
       return KeyError("idempotency_key_mismatch",

@@ -78,7 +78,7 @@ class LedgerService {
 // What a ledger outcome that ran nothing (or RunInDatabase's kExecuted) means for the caller:
 // the result of kExecuted, a replay marked in `_meta`, or an isError result naming the key
 // (idempotency_key_mismatch, idempotency_in_progress, needs_reconciliation, ledger_busy,
-// ledger_error).
+// ledger_error, and stored_result_unreadable for a replay whose stored result reads as null).
 Json LedgerAnswer(MutationLedger::Outcome outcome, const std::string& tool,
                   const std::string& key);
 

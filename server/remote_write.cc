@@ -149,7 +149,10 @@ Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const Re
     return result;
   }
   const Json* error = StructuredErrorOf(result);
-  const bool surely_none = error != nullptr && error->value("effect", "") == "none";
+  // The error may be a command's own, as printed: "effect" need not be a string (comparing,
+  // unlike value(), does not throw).
+  const bool surely_none =
+      error != nullptr && error->contains("effect") && error->at("effect") == "none";
   if (surely_none || failure->failure == FailureClass::kNotSent ||
       failure->failure == FailureClass::kRejectedTransient) {
     Warn(book.Release(call.tool, call.key), call, "that nothing happened");

@@ -350,7 +350,7 @@ void Session::CallTool(Message& message) {
   if (spec.runs_on_loop) {
     ToolContext ctx(std::move(arguments), CancellationToken(), nullptr);
     ctx.set_meta(std::move(meta));
-    return Reply(message.id, ForOutputSchema(spec, tool->Call(ctx)));
+    return Reply(message.id, ForOutputSchema(spec, BoundedResult(tool->Call(ctx), spec.name)));
   }
   if (AtCapacity()) {
     const std::string text = "Server busy: " + std::to_string(options_.max_inflight) +

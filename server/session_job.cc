@@ -106,6 +106,9 @@ Session::AttemptRun Session::RunAttempt(WorkerShared& w, Tool& tool, ToolContext
                              Json{{"type", "internal_error"}});
     run.threw = true;
   }
+  // Every tool's result passes here first: nothing below may copy or encode a value nested
+  // deeper than keel can recurse (bounded_json.h).
+  run.result = BoundedResult(std::move(run.result), tool.spec().name);
   if (!trace) return run;
 
   const double elapsed_ms =

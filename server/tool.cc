@@ -1,5 +1,6 @@
 #include "server/tool.h"
 
+#include "protocol/bounded_json.h"
 #include "protocol/schema_validator.h"
 
 namespace keel {
@@ -58,6 +59,17 @@ Json ErrorResult(std::string_view text, const Json& error) {
   result["isError"] = true;
   if (!error.is_null()) result["structuredContent"] = Json{{"error", error}};
   return result;
+}
+
+Json BoundedResult(Json result, const std::string& tool) {
+  if (!JsonTooDeep(result)) return result;
+  // `result` is destroyed here without recursion (nlohmann destroys values iteratively).
+  return ErrorResult("Tool '" + tool + "' ran, but its result is " +
+                         JsonProblemText(JsonProblem::kTooDeep) +
+                         ", more than keel sends, so the result was dropped.",
+                     Json{{"type", "result_too_deep"},
+                          {"failure_class", "rejected_permanent"},
+                          {"max_depth", kMaxJsonDepth}});
 }
 
 Json ForOutputSchema(const ToolSpec& spec, Json result) {

@@ -181,6 +181,13 @@ const Json* StructuredErrorOf(const Json& result);
 // structuredContent {"error": error}.
 Json ErrorResult(std::string_view text, const Json& error = Json());
 
+// `result` as keel may handle it: a result nested deeper than kMaxJsonDepth (bounded_json.h)
+// would recurse in every copy, comparison and encoding of it, so it becomes an isError result
+// naming the limit (type "result_too_deep", rejected_permanent: the tool ran). Applied once
+// to every tool's result, where it leaves the tool (Session::RunAttempt, and the loop-thread
+// call of a runs_on_loop tool); measured without recursion.
+Json BoundedResult(Json result, const std::string& tool);
+
 // A result as it is sent for `spec`. The official TypeScript SDK client (1.x) validates
 // structuredContent against the tool's outputSchema even on an isError result and throws
 // instead of returning the error; so for a tool with an outputSchema, an isError result whose

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "protocol/bounded_json.h"
+
 namespace keel {
 namespace {
 
@@ -55,7 +57,8 @@ std::string SummarizeTrace(std::istream& lines) {
   std::string line;
   while (std::getline(lines, line)) {
     if (line.empty()) continue;
-    const Json record = Json::parse(line, nullptr, /*allow_exceptions=*/false);
+    // A trace file may come from anywhere: read with the bound on nesting (bounded_json.h).
+    const Json record = ParseBoundedJson(line).value;
     if (!record.is_object() || !record.contains("event") || !record["event"].is_string() ||
         !record.contains("attributes") || !record["attributes"].is_object()) {
       ++skipped;

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "protocol/bounded_json.h"
 #include "protocol/duplicate_keys.h"
 #include "protocol/json_parser.h"
 #include "protocol/schema_validator.h"
@@ -15,10 +16,10 @@
 namespace keel {
 namespace {
 
-// Deeper than any real catalog (schemas nest at most 64 schema levels), far below the depth
-// at which copying or dumping a value exhausts the stack: inputSchema "default" and
-// "examples" values are free JSON, and a tools/list line carries them whole.
-constexpr int kMaxCatalogDepth = 128;
+// The bound on all JSON keel did not write (bounded_json.h), deeper than any real catalog
+// (schemas nest at most 64 schema levels): inputSchema "default" and "examples" values are
+// free JSON, and a tools/list line carries them whole.
+constexpr int kMaxCatalogDepth = kMaxJsonDepth;
 
 // inputSchema / outputSchema: what ToolRegistry::Register and MCP clients demand.
 void CheckObjectSchema(ObjectReader& reader, std::string_view field, bool required) {

@@ -6,6 +6,7 @@
 #include <set>
 #include <utility>
 
+#include "protocol/bounded_json.h"
 #include "protocol/duplicate_keys.h"
 #include "protocol/json_parser.h"
 #include "server/policy/policy_validation.h"
@@ -23,8 +24,10 @@ constexpr int kMaxHalfOpenProbes = 100;
 constexpr double kMaxBurst = 1e6;
 // A valid policy nests 4 levels (tools.<name>.retry.<field>); this leaves room for mistakes
 // worth reporting field by field, and bounds the duplicate-key finder's paths (each frame
-// holds its path) and the recursion of dumping a value into a message.
+// holds its path) and the recursion of dumping a value into a message. Tighter than the bound
+// on all JSON keel did not write (bounded_json.h), never looser.
 constexpr int kMaxPolicyDepth = 16;
+static_assert(kMaxPolicyDepth <= kMaxJsonDepth);
 
 std::string Join(const std::string& path, std::string_view key) {
   return path.empty() ? std::string(key) : path + "." + std::string(key);

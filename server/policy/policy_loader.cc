@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "ledger/settings.h"
+#include "protocol/bounded_json.h"
 #include "server/policy/policy_json.h"
 
 namespace keel {
@@ -37,8 +38,10 @@ void RecordPolicy(Database& db, const Policy& policy, int64_t now_ms, const std:
   const std::optional<Setting> current = ReadSetting(db, kCurrent);
   if (current && current->value == json) return;
   if (current) {
-    const nlohmann::json old = nlohmann::json::parse(current->value, nullptr, false);
-    if (!old.is_discarded() && old.value("version", "") != policy.version) {
+    // The stored text is the file's, which anyone may have written: read it bounded
+    // (bounded_json.h).
+    const BoundedJson old = ParseBoundedJson(current->value);
+    if (old.value.is_object() && old.value.value("version", "") != policy.version) {
       WriteSetting(db, kPrevious, current->value, current->updated_ms, current->updated_by);
     }
   }
@@ -48,8 +51,10 @@ void RecordPolicy(Database& db, const Policy& policy, int64_t now_ms, const std:
 std::optional<std::string> StoredPolicy(Database& db, bool previous) {
   const std::optional<Setting> setting = ReadSetting(db, previous ? kPrevious : kCurrent);
   if (!setting) return std::nullopt;
-  const nlohmann::json json = nlohmann::json::parse(setting->value, nullptr, false);
-  return json.is_discarded() ? setting->value : json.dump(2);
+  // Shown as stored when it cannot be read (bounded_json.h: a deep value would recurse in
+  // dump), else pretty-printed.
+  const BoundedJson json = ParseBoundedJson(setting->value);
+  return json.ok() ? json.value.dump(2) : setting->value;
 }
 
 }  // namespace keel

@@ -2,9 +2,10 @@
 
 #include <string.h>
 
+#include "protocol/bounded_json.h"
 #include "protocol/schema_validator.h"
-#include "server/policy/failure_classify.h"
 #include "server/clock.h"
+#include "server/policy/failure_classify.h"
 
 namespace keel {
 namespace {
@@ -15,11 +16,16 @@ std::string Trimmed(std::string text) {
   return text;
 }
 
-// stdout as one JSON object, or null.
-Json ObjectOf(const std::string& text, bool truncated) {
+// stdout as one JSON object, or null. Nesting is bounded (bounded_json.h): a command may
+// print anything, and a value nested thousands deep would overflow the stack of whatever
+// copies or encodes it next, so such output is never parsed; `*too_deep` tells that case.
+Json ObjectOf(const std::string& text, bool truncated, bool* too_deep = nullptr) {
+  if (too_deep != nullptr) *too_deep = false;
   if (truncated) return nullptr;
-  Json parsed = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  return parsed.is_object() ? parsed : Json(nullptr);
+  BoundedJson parsed = ParseBoundedJson(text);
+  if (too_deep != nullptr) *too_deep = parsed.problem == JsonProblem::kTooDeep;
+  if (!parsed.value.is_object()) return nullptr;
+  return std::move(parsed.value);
 }
 
 std::string WithMarker(std::string text, bool truncated, size_t cap) {
@@ -47,7 +53,9 @@ const char* ClassMeaning(FailureClass failure) {
 Json ReportedFailure(const Json& object, const ProcessResult& run, const CommandSpec& spec,
                      const std::string& tool) {
   Json error = object.at("error");
-  if (!error.contains("type")) {
+  // Anything may be printed: a type or message that is not a string is ignored, never read
+  // as one (nlohmann would throw).
+  if (const auto type = error.find("type"); type == error.end() || !type->is_string()) {
     if (const auto status = error.find("status");
         status != error.end() && status->is_number_integer()) {
       error["type"] = "backend_" + std::to_string(status->get<int64_t>());
@@ -71,7 +79,9 @@ Json ReportedFailure(const Json& object, const ProcessResult& run, const Command
       error["failure_class"] = std::string(FailureClassName(by_exit));
     }
   }
-  std::string text = error.value("message", "");
+  const auto message = error.find("message");
+  std::string text =
+      message != error.end() && message->is_string() ? message->get<std::string>() : std::string();
   if (text.empty()) {
     text = "The command for '" + tool + "' reported an error (" +
            error["type"].get<std::string>() + ").";
@@ -88,20 +98,23 @@ Json Success(const ProcessResult& run, const CommandSpec& spec, const Json& outp
   if (spec.output == CommandOutput::kText && output_schema.is_null()) {
     return TextResult(WithMarker(text, run.stdout_truncated, cap));
   }
-  Json object = ObjectOf(text, run.stdout_truncated);
+  bool too_deep = false;
+  Json object = ObjectOf(text, run.stdout_truncated, &too_deep);
   if (object.is_null()) {
     if (!must_be_json) return TextResult(WithMarker(text, run.stdout_truncated, cap));
-    const std::string why = run.stdout_truncated
-                                ? "its output was longer than the cap (" + std::to_string(cap) +
-                                      " bytes)"
-                                : "its output is not one JSON object";
+    const std::string why =
+        run.stdout_truncated ? "its output was longer than the cap (" + std::to_string(cap) +
+                                   " bytes), so it is not the JSON object this tool must return"
+        : too_deep ? "its output is JSON " + JsonProblemText(JsonProblem::kTooDeep) +
+                         ", more than keel reads, so it is not the JSON object this tool "
+                         "must return"
+                   : "its output is not one JSON object, which this tool must return";
     // It exited 0: whatever it did is done, so this is not retried (rejected_permanent).
-    return Failure("The command for '" + tool + "' succeeded, but " + why +
-                       ", which this tool must return. Output:\n" +
-                       WithMarker(text.substr(0, 2000), text.size() > 2000, 2000),
-                   Json{{"type", "output_invalid"},
-                        {"failure_class", "rejected_permanent"},
-                        {"exit_code", 0}});
+    return Failure(
+        "The command for '" + tool + "' succeeded, but " + why + ". Output:\n" +
+            WithMarker(text.substr(0, 2000), text.size() > 2000, 2000),
+        Json{
+            {"type", "output_invalid"}, {"failure_class", "rejected_permanent"}, {"exit_code", 0}});
   }
   if (object.contains("error") && object["error"].is_object()) {
     return ReportedFailure(object, run, spec, tool);
@@ -184,6 +197,22 @@ Json CommandResultOf(const ProcessResult& run, const CommandSpec& spec, const Js
                                {"exit_code", run.exit_code}});
 }
 
+std::optional<ProgressLine> ProgressLineOf(std::string_view line) {
+  const Json parsed = ParseBoundedJson(line).value;
+  if (parsed.is_number()) return ProgressLine{parsed.get<double>(), std::nullopt, ""};
+  if (!parsed.is_object()) return std::nullopt;
+  const auto progress = parsed.find("progress");
+  if (progress == parsed.end() || !progress->is_number()) return std::nullopt;
+  ProgressLine line_read{progress->get<double>(), std::nullopt, ""};
+  if (const auto t = parsed.find("total"); t != parsed.end() && t->is_number()) {
+    line_read.total = t->get<double>();
+  }
+  if (const auto m = parsed.find("message"); m != parsed.end() && m->is_string()) {
+    line_read.message = m->get<std::string>();
+  }
+  return line_read;
+}
+
 Reconciled LookupResultOf(const ProcessResult& run, const Json& output_schema, std::string* why) {
   Reconciled found;
   if (run.end != ProcessResult::End::kExited || run.exit_code != 0) {
@@ -193,10 +222,12 @@ Reconciled LookupResultOf(const ProcessResult& run, const Json& output_schema, s
                                                              : "it did not finish";
     return found;
   }
-  const Json object = ObjectOf(Trimmed(run.stdout_data), run.stdout_truncated);
+  bool too_deep = false;
+  const Json object = ObjectOf(Trimmed(run.stdout_data), run.stdout_truncated, &too_deep);
   const auto happened = object.is_object() ? object.find("happened") : object.end();
   if (!object.is_object() || happened == object.end() || !happened->is_boolean()) {
-    *why = "its output is not {\"happened\": true|false, ...}";
+    *why = too_deep ? "its output is JSON " + JsonProblemText(JsonProblem::kTooDeep)
+                    : "its output is not {\"happened\": true|false, ...}";
     return found;
   }
   if (!happened->get<bool>()) {

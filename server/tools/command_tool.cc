@@ -17,27 +17,11 @@ namespace {
 // the lookup and the ledger's writes fit in it.
 constexpr int64_t kLeaseMarginMs = 5000;
 
-// One fd-3 line: {"progress": n, "total"?: n, "message"?: s}, or a bare number.
+// One fd-3 line (command_result.h ProgressLineOf); anything else is logged and ignored.
 void ReportProgressLine(ToolContext& ctx, std::string_view line, const std::string& tool) {
-  const Json parsed = Json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_number()) {
-    ctx.ReportProgress(parsed.get<double>());
+  if (std::optional<ProgressLine> progress = ProgressLineOf(line)) {
+    ctx.ReportProgress(progress->progress, progress->total, std::move(progress->message));
     return;
-  }
-  if (parsed.is_object()) {
-    const auto progress = parsed.find("progress");
-    if (progress != parsed.end() && progress->is_number()) {
-      std::optional<double> total;
-      if (const auto t = parsed.find("total"); t != parsed.end() && t->is_number()) {
-        total = t->get<double>();
-      }
-      std::string message;
-      if (const auto m = parsed.find("message"); m != parsed.end() && m->is_string()) {
-        message = m->get<std::string>();
-      }
-      ctx.ReportProgress(progress->get<double>(), total, std::move(message));
-      return;
-    }
   }
   spdlog::warn("{}: ignored a progress line on fd 3 that is not {{\"progress\": <number>, ...}}: "
                "{:.200}",

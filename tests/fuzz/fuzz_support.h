@@ -1,9 +1,12 @@
 // Helpers shared by the fuzz targets (tests/fuzz/README.md): a check that works whatever
-// NDEBUG says, and exact comparisons of JSON values. Header-only; no state.
+// NDEBUG says, exact comparisons of JSON values, and the text rewrite that lets nlohmann
+// judge ParseJson (also used by tests/protocol/json_parser_test.cc). Header-only; no state.
 #pragma once
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -55,6 +58,56 @@ inline bool Same(const nlohmann::json& a, const nlohmann::json& b, bool any_inte
     return true;
   }
   return a == b;
+}
+
+// `text` with each lone surrogate escape inside a string — \ud800-\udbff not followed by an
+// escaped \udc00-\udfff, or \udc00-\udfff on its own — replaced by \ufffd: what ParseJson
+// reads it as (json_parser.h's deliberate difference), in a form nlohmann reads the same way.
+// Scans as a JSON lexer does, so an escaped backslash is not taken for an escape; text
+// outside strings is copied unchanged.
+inline std::string WithLoneSurrogatesReplaced(std::string_view text) {
+  // The value of the \uXXXX escape at `at`, or -1.
+  auto escape_at = [text](size_t at) {
+    if (at + 6 > text.size() || text[at] != '\\' || text[at + 1] != 'u') return -1;
+    int value = 0;
+    for (size_t i = at + 2; i < at + 6; ++i) {
+      const char c = text[i];
+      const int digit = c >= '0' && c <= '9'   ? c - '0'
+                        : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                        : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                               : -1;
+      if (digit < 0) return -1;
+      value = value * 16 + digit;
+    }
+    return value;
+  };
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  for (size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    if (c == '"') in_string = !in_string;
+    if (!in_string || c != '\\') {
+      out += c;
+      ++i;
+      continue;
+    }
+    const int code = escape_at(i);
+    if (code < 0xD800 || code > 0xDFFF) {  // any other escape: the backslash and its letter
+      out.append(text.substr(i, 2));
+      i += 2;
+      continue;
+    }
+    const int low = code <= 0xDBFF ? escape_at(i + 6) : -1;
+    if (low >= 0xDC00 && low <= 0xDFFF) {
+      out.append(text.substr(i, 12));  // a pair
+      i += 12;
+    } else {
+      out += "\\ufffd";
+      i += 6;
+    }
+  }
+  return out;
 }
 
 }  // namespace keel::fuzz

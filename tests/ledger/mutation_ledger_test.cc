@@ -233,6 +233,29 @@ TEST_CASE("Lookup returns every field of the row", "[ledger][IDEM-2]") {
   CHECK(row->expires_ms == start + 10'000);
 }
 
+TEST_CASE("a stored result nested deeper than 128 levels reads as unreadable, not a crash",
+          "[ledger][IDEM-2]") {
+  LedgerFile file;
+  auto db = file.Open();
+  MutationLedger ledger(*db, file.OptionsFor("p1"));
+  ChargeEffect effect;
+  REQUIRE(ledger.RunInDatabase(kTool, "k-1", kPrint, 1s, std::ref(effect)).status ==
+          Status::kExecuted);
+  // Anyone can write the file: a result 100,000 levels deep.
+  const std::string deep = R"({"content":[],"structuredContent":{"a":)" + std::string(100000, '[') +
+                           std::string(100000, ']') + "}}";
+  db->Prepare("UPDATE ledger SET result = ?1 WHERE key = 'k-1'").Bind(1, deep).Run();
+
+  const auto row = ledger.Lookup(kTool, "k-1");
+  REQUIRE(row.has_value());
+  CHECK(row->state == LedgerState::kCommitted);
+  CHECK(row->result.is_null());
+  const auto replay = ledger.RunInDatabase(kTool, "k-1", kPrint, 1s, std::ref(effect));
+  CHECK(replay.status == Status::kReplayed);
+  CHECK(replay.result.is_null());
+  CHECK(effect.runs == 1);
+}
+
 TEST_CASE("IDEM-2 ReapExpired deletes only terminal rows past their expiry", "[ledger][IDEM-2]") {
   LedgerFile file;
   auto db = file.Open();

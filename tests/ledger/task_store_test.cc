@@ -137,6 +137,24 @@ TEST_CASE("a finished task keeps its result or its error as JSON", "[task_store]
   CHECK(bad->error == error);
 }
 
+TEST_CASE("a stored task result nested deeper than 128 levels reads as null, not a crash",
+          "[task_store]") {
+  LedgerFile file;
+  auto db = file.Open();
+  TaskStore store(*db);
+  store.Create(NewTask("deep"), kNow);
+  REQUIRE(store.Finish("deep", TaskStatus::kCompleted, "", kResult, nullptr, kNow + 10));
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  db->Prepare("UPDATE tasks SET result = ?1, request = ?1 WHERE task_id = 'deep'")
+      .Bind(1, deep)
+      .Run();
+  const auto task = store.Get("deep");
+  REQUIRE(task.has_value());
+  CHECK(task->status == TaskStatus::kCompleted);
+  CHECK(task->result.is_null());
+  CHECK(task->request.is_null());
+}
+
 TEST_CASE("each created task gets a larger seq, even after the newest was swept", "[task_store]") {
   LedgerFile file;
   auto db = file.Open();

@@ -220,6 +220,13 @@ TEST_CASE("a response with both result and error, or neither, is an invalid requ
   CHECK(RefusedId(no_id) == "<none>");
 }
 
+TEST_CASE("a request with a lone surrogate escape is decoded with its id and U+FFFD") {
+  const Message message =
+      Decoded(R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"text":"cut \ud83d"}})");
+  CHECK(message.id == 7);
+  CHECK(message.params["text"] == "cut \xEF\xBF\xBD");
+}
+
 TEST_CASE("nesting deeper than 128 levels is a parse error, 128 levels still parse") {
   const DecodeError deep = Refused(NestedArrays(129));
   CHECK(deep.code == keel::kParseError);

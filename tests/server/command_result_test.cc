@@ -2,11 +2,13 @@
 // maps to its failure class (the retry executor's and breaker's input, failure_classify.h),
 // stdout becomes text or validated structuredContent, output past the cap is marked, and a
 // lookup's answer becomes happened / did not happen / unknown.
+#include "server/tools/command_result.h"
+
 #include <catch2/catch.hpp>
 
+#include "protocol/json_rpc.h"
 #include "protocol/schema_validator.h"
 #include "server/policy/failure_classify.h"
-#include "server/tools/command_result.h"
 
 namespace keel::command_result_test {
 namespace {
@@ -114,6 +116,26 @@ TEST_CASE("a JSON error on stdout carries the backend's status and retry-after",
   CHECK(ClassOf(plain) == FailureClass::kRejectedTransient);
 }
 
+// Spotted while writing fuzz_output (tests/fuzz/regressions/output/error_*_not_a_string.json,
+// on which it aborts without the fix): these threw nlohmann's type_error out of
+// CommandResultOf.
+TEST_CASE("a JSON error on stdout whose type or message is not a string is still a failure",
+          "[command]") {
+  const CommandSpec spec;
+  const Json typed =
+      CommandResultOf(Exited(1, R"({"error":{"type":5,"status":503}})"), spec, nullptr, "t");
+  CHECK(ErrorOf(typed).at("type") == "backend_503");
+  CHECK(ClassOf(typed) == FailureClass::kRejectedTransient);
+  CHECK_THAT(TextOf(typed), Catch::Contains("reported an error (backend_503)"));
+  const Json untyped =
+      CommandResultOf(Exited(0, R"({"error":{"type":["x"]}})"), spec, nullptr, "t");
+  CHECK(ErrorOf(untyped).at("type") == "command_error");
+  const Json message =
+      CommandResultOf(Exited(1, R"({"error":{"message":{"a":1}}})"), spec, nullptr, "t");
+  CHECK(ErrorOf(message).at("type") == "command_error");
+  CHECK_THAT(TextOf(message), Catch::Contains("reported an error (command_error)"));
+}
+
 TEST_CASE("stdout is text, or a JSON object that becomes structuredContent", "[command]") {
   CommandSpec spec;
   const Json text = CommandResultOf(Exited(0, "restarted\n"), spec, nullptr, "t");
@@ -157,6 +179,62 @@ TEST_CASE("output past the cap ends with the marker and is never parsed", "[comm
   json_run.stdout_truncated = true;
   spec.output = CommandOutput::kJson;
   CHECK(ErrorOf(CommandResultOf(json_run, spec, nullptr, "t")).at("type") == "output_invalid");
+}
+
+// {"a":[[[...]]]} with `depth` levels in all, as the command of issue 17 item 1 printed it.
+std::string DeepOutput(int depth) {
+  return "{\"a\":" + std::string(depth - 1, '[') + std::string(depth - 1, ']') + "}\n";
+}
+
+TEST_CASE(
+    "command output nested deeper than 128 levels is a tool error naming the limit, "
+    "never parsed",
+    "[command]") {
+  CommandSpec spec;
+  spec.output = CommandOutput::kJson;
+  const Json result = CommandResultOf(Exited(0, DeepOutput(70000)), spec, nullptr, "deep");
+  CHECK(result.at("isError") == true);
+  CHECK(ErrorOf(result).at("type") == "output_invalid");
+  CHECK(ClassOf(result) == FailureClass::kRejectedPermanent);
+  CHECK_THAT(TextOf(result), Catch::Contains("nested deeper than 128 levels"));
+  CHECK(DumpCompact(result).size() < 4000);  // encodes, with the output's start only
+
+  // At the limit it is still structured content.
+  const Json at_limit = CommandResultOf(Exited(0, DeepOutput(128)), spec, nullptr, "deep");
+  CHECK(at_limit.at("structuredContent").contains("a"));
+}
+
+TEST_CASE("deep command output under output auto is text, and a failing command's stays text",
+          "[command]") {
+  const CommandSpec spec;  // output auto
+  const std::string deep = DeepOutput(70000);
+  const Json text = CommandResultOf(Exited(0, deep), spec, nullptr, "deep");
+  CHECK_FALSE(text.contains("structuredContent"));
+  CHECK(TextOf(text).size() == deep.size() - 1);  // without the trailing newline
+  const Json failed = CommandResultOf(Exited(1, deep), spec, nullptr, "deep");
+  CHECK(ErrorOf(failed).at("type") == "command_failed");
+  CHECK_FALSE(DumpCompact(failed).empty());
+}
+
+TEST_CASE("a lookup whose output nests deeper than 128 levels cannot tell", "[command]") {
+  std::string why;
+  const std::string deep =
+      R"({"happened":true,"result":)" + std::string(70000, '[') + std::string(70000, ']') + "}";
+  CHECK(LookupResultOf(Exited(0, deep), nullptr, &why).outcome == Reconciled::Outcome::kUnknown);
+  CHECK_THAT(why, Catch::Contains("nested deeper than 128 levels"));
+}
+
+TEST_CASE("a progress line is a number or a progress object, and a too deep one is ignored",
+          "[command]") {
+  CHECK(ProgressLineOf("3")->progress == 3);
+  const auto full = ProgressLineOf(R"({"progress":1,"total":4,"message":"copying"})");
+  REQUIRE(full);
+  CHECK(full->total == 4);
+  CHECK(full->message == "copying");
+  CHECK_FALSE(ProgressLineOf(R"({"done":1})"));
+  CHECK_FALSE(ProgressLineOf("half"));
+  CHECK_FALSE(ProgressLineOf(R"({"progress":1,"x":)" + std::string(70000, '[') +
+                             std::string(70000, ']') + "}"));
 }
 
 TEST_CASE("a lookup answers happened, did not happen, or cannot tell", "[command]") {

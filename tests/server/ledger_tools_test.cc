@@ -231,6 +231,26 @@ TEST_CASE("a terminal failure is stored and replayed, it never runs again (IDEM-
   CHECK(l.Count("SELECT COUNT(*) FROM reservations") == 0);
 }
 
+TEST_CASE(
+    "a replay whose stored result nests deeper than 128 levels is an error, and nothing "
+    "runs again",
+    "[ledger-tools][IDEM-2]") {
+  Ledger l;
+  l.Call("charge_account", Charge(1200, "deep-1"));
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  l.service()
+      .Db()
+      .Prepare("UPDATE ledger SET result = ?1 WHERE key = 'deep-1'")
+      .Bind(1, deep)
+      .Run();
+  const Json again = l.Call("charge_account", Charge(1200, "deep-1"));
+  CHECK(again["isError"] == true);
+  CHECK(again["structuredContent"]["error"]["type"] == "stored_result_unreadable");
+  CHECK_THAT(again["content"][0]["text"].get<std::string>(),
+             Catch::Contains("nested deeper than 128 levels"));
+  CHECK(l.Count("SELECT COUNT(*) FROM charges") == 1);
+}
+
 TEST_CASE("ledger_lookup of an unknown key says nothing ran", "[ledger-tools]") {
   Ledger l;
   const Json found = l.Call("ledger_lookup", {{"tool", "charge_account"}, {"key", "nope"}});

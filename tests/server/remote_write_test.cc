@@ -202,6 +202,19 @@ TEST_CASE("a permanent failure is stored and replayed, unless nothing ran", "[re
   CHECK(f.runs == 3);
 }
 
+// A command's {"error": {...}} reaches the ledger as printed: an "effect" that is not a string
+// threw nlohmann's type_error and left the claim without an outcome.
+TEST_CASE("a failure whose effect is not a string is stored like any permanent failure",
+          "[remote]") {
+  Fixture f;
+  Json odd = Failed("command_failed", "rejected_permanent");
+  odd["structuredContent"]["error"]["effect"] = 5;
+  CHECK(f.Call("k", odd).value("isError", false));
+  CHECK(f.Row("k")->state == LedgerState::kFailed);
+  CHECK(MetaFlag(f.Call("k", Ok("op")), "dev.keel/replayed"));
+  CHECK(f.runs == 1);
+}
+
 TEST_CASE("a claim left by a dead keel is adopted and looked up before anything runs",
           "[remote]") {
   Fixture f;

@@ -69,4 +69,15 @@ TEST_CASE("the trace summary counts calls, intents, retries, timeouts, breaker r
   CHECK(skipped.find("1 line(s) were not trace records") != std::string::npos);
 }
 
+TEST_CASE("a trace line nested deeper than 128 levels is skipped, not summarized", "[trace]") {
+  std::stringstream trace;
+  trace << Record("tool.call.end", "c1", "charge",
+                  R"(,"outcome":"ok","x":)" + std::string(100000, '[') + std::string(100000, ']'))
+        << Record("tool.call.end", "c2", "charge", R"(,"outcome":"ok")");
+  const std::string summary = SummarizeTrace(trace);
+  CAPTURE(summary);
+  CHECK(summary.find("1 line(s) were not trace records") != std::string::npos);
+  CHECK(summary.find("charge") != std::string::npos);
+}
+
 }  // namespace keel::trace_summary_test

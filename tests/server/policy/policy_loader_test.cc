@@ -1,13 +1,14 @@
 // Loading the policy file and keeping the current and previous versions (issue 6 item 2).
-#include <catch2/catch.hpp>
+#include "server/policy/policy_loader.h"
 
 #include <fstream>
 
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
 #include "fakes/temp_dir.h"
 #include "ledger/schema.h"
-#include "server/policy/policy_loader.h"
+#include "ledger/settings.h"
 
 namespace keel::policy_loader_test {
 namespace {
@@ -57,6 +58,24 @@ TEST_CASE("recording a new policy version keeps the one it replaces as the previ
   REQUIRE(StoredPolicy(*db, false));
   CHECK(nlohmann::json::parse(*StoredPolicy(*db, false))["version"] == "v2");
   CHECK(nlohmann::json::parse(*StoredPolicy(*db, true))["version"] == "v1");
+}
+
+TEST_CASE("a stored policy nested deeper than 128 levels is shown as stored, never re-encoded",
+          "[policy]") {
+  TempDir dir;
+  std::string error;
+  auto db = Database::Open(dir.File("keel.db"), &error);
+  REQUIRE(db != nullptr);
+  REQUIRE(Migrate(*db, &error) == MigrateStatus::kOk);
+  // Anyone can write the database: a stored policy 100,000 levels deep.
+  const std::string deep =
+      R"({"version":)" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  WriteSetting(*db, "policy_current", deep, 1000, "someone");
+  CHECK(StoredPolicy(*db, false) == deep);
+  Policy v2 = DefaultPolicy();
+  v2.version = "v2";
+  RecordPolicy(*db, v2, 2000, "start");  // reads the stored one to decide what to keep
+  CHECK(nlohmann::json::parse(*StoredPolicy(*db, false))["version"] == "v2");
 }
 
 }  // namespace keel::policy_loader_test
