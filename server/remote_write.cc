@@ -69,13 +69,6 @@ Json Annotated(Json result, Reconciled::Outcome found) {
   return result;
 }
 
-// Whether a lookup's "did not happen" (or an unknown outcome) may act on `row`: the attempt
-// recorded with it is known to be over, or none was recorded.
-bool AttemptOver(const LedgerRecord& row, const AttemptGoneFn& attempt_gone) {
-  if (!row.attempt) return true;
-  return attempt_gone ? attempt_gone(*row.attempt) : AttemptGone(*row.attempt);
-}
-
 std::string AttemptName(const LedgerAttempt& attempt) {
   return attempt.pgid > 0 ? "process group " + std::to_string(attempt.pgid)
                           : "a process whose group was never recorded";
@@ -100,6 +93,11 @@ Json StillRunning(const LedgerRecord& row, const std::string& tool, const std::s
 }
 
 }  // namespace
+
+bool AttemptOver(const LedgerRecord& row, const AttemptGoneFn& attempt_gone) {
+  if (!row.attempt) return true;
+  return attempt_gone ? attempt_gone(*row.attempt) : AttemptGone(*row.attempt);
+}
 
 Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const RemoteWriteOps& ops) {
   MutationLedger& book = ledger.Ledger();

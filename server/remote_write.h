@@ -62,6 +62,11 @@ struct RemoteWriteCall {
 // Whether a recorded attempt surely runs no more; AttemptGone (process_attempt.h) by default.
 using AttemptGoneFn = std::function<bool(const LedgerAttempt&)>;
 
+// Whether a lookup's "did not happen" (or an unknown outcome) may act on `row`: the attempt
+// recorded with it is known to be over (`attempt_gone`, AttemptGone when null), or none was
+// recorded. The one rule for every place that settles a claim by lookup.
+bool AttemptOver(const LedgerRecord& row, const AttemptGoneFn& attempt_gone = nullptr);
+
 struct RemoteWriteOps {
   std::function<Json()> run;  // one execution of the effect: a CallToolResult
   // What the backend says about the key; null: nothing can tell (always kUnknown).

@@ -206,8 +206,7 @@ Reconciled CommandTool::Reconcile(const Json& arguments, const Json& meta) {
   }
   Reconciled found = LookupKey(key);
   // The claim's command may still run (its keel died): "did not happen" is not yet true.
-  if (found.outcome == Reconciled::Outcome::kDidNotHappen && row && row->attempt &&
-      !AttemptGone(*row->attempt)) {
+  if (found.outcome == Reconciled::Outcome::kDidNotHappen && row && !AttemptOver(*row)) {
     spdlog::info("{}: key '{}' may still be written: the command started under it may run",
                  spec_.name, key);
     return Reconciled{};
