@@ -64,7 +64,7 @@ std::string_view LedgerStateName(LedgerState state);
 
 // The process run of a remote claim (issue 17 item 2), recorded so that whoever finds the
 // claim after its claimant died can tell whether that run may still be going
-// (server/process_attempt.h decides).
+// (server/runtime/process_attempt.h decides).
 struct LedgerAttempt {
   std::string boot_id;      // the machine's boot id when the run started ("" unreadable)
   int64_t pgid = 0;         // its process group (= the leader's pid); 0: not recorded yet

@@ -23,7 +23,7 @@
 #include <string_view>
 #include <utility>
 
-#include "server/clock.h"
+#include "server/runtime/clock.h"
 #include "server/policy/circuit_breaker.h"
 #include "server/policy/policy_types.h"
 

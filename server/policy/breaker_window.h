@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "server/clock.h"
+#include "server/runtime/clock.h"
 
 namespace keel {
 

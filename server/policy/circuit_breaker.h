@@ -55,7 +55,7 @@
 #include <optional>
 #include <string_view>
 
-#include "server/clock.h"
+#include "server/runtime/clock.h"
 #include "server/policy/breaker_window.h"
 #include "server/policy/policy_types.h"
 

@@ -3,7 +3,7 @@
 #include <limits>
 #include <string_view>
 
-#include "server/tool.h"
+#include "protocol/tool_result.h"
 
 namespace keel {
 namespace {

@@ -9,8 +9,8 @@
 #include "protocol/bounded_json.h"
 #include "protocol/duplicate_keys.h"
 #include "protocol/json_parser.h"
+#include "protocol/tool_name.h"
 #include "server/policy/policy_validation.h"
-#include "server/tool_registry.h"
 
 namespace keel {
 namespace {

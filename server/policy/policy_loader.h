@@ -1,8 +1,7 @@
-// Loading the resilience policy file (--policy FILE; issue 6 item 2, BUD-1), and keeping
-// the current and previous versions in the settings table so `keel policy show
-// [--previous]` can print them from a shell.
+// Loading the resilience policy file (--policy FILE; BUD-1). Keeping it in the database is
+// server/durable/policy_store.h.
 //
-// Thread-safety: pure functions; the setting functions use the caller's connection.
+// Thread-safety: pure functions.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "ledger/database.h"
 #include "server/policy/policy.h"
 
 namespace keel {
@@ -21,11 +19,5 @@ struct LoadedPolicy {
 };
 // Reads and validates `path` completely (a file that cannot be read is one problem).
 LoadedPolicy LoadPolicyFile(const std::string& path);
-
-// Records `policy` as the current one; the one it replaces becomes the previous one when
-// their versions differ. Throws SqliteError.
-void RecordPolicy(Database& db, const Policy& policy, int64_t now_ms, const std::string& who);
-// The stored current (or previous) policy as pretty JSON; nullopt when none was recorded.
-std::optional<std::string> StoredPolicy(Database& db, bool previous);
 
 }  // namespace keel

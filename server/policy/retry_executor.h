@@ -44,7 +44,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/clock.h"
+#include "server/runtime/clock.h"
 #include "server/policy/failure_classify.h"
 #include "server/policy/policy.h"
 #include "server/policy/retry_budget.h"

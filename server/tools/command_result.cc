@@ -4,7 +4,7 @@
 
 #include "protocol/bounded_json.h"
 #include "protocol/schema_validator.h"
-#include "server/clock.h"
+#include "server/runtime/clock.h"
 #include "server/policy/failure_classify.h"
 
 namespace keel {

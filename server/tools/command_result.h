@@ -36,9 +36,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/policy/command_spec.h"
-#include "server/process_runner.h"
-#include "server/tool.h"
+#include "server/catalog/command_spec.h"
+#include "server/runtime/process_runner.h"
+#include "server/catalog/tool.h"
 
 namespace keel {
 

@@ -5,9 +5,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include "server/process_attempt.h"
-#include "server/process_runner.h"
-#include "server/remote_write.h"
+#include "server/runtime/process_attempt.h"
+#include "server/runtime/process_runner.h"
+#include "server/durable/remote_write.h"
 #include "server/tools/command_result.h"
 
 namespace keel {

@@ -19,8 +19,8 @@
 #include <memory>
 #include <vector>
 
-#include "server/clock.h"
-#include "server/tool.h"
+#include "server/runtime/clock.h"
+#include "server/catalog/tool.h"
 
 namespace keel {
 

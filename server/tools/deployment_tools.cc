@@ -3,8 +3,8 @@
 #include <optional>
 
 #include "ledger/database.h"
-#include "server/clock.h"
-#include "server/random_hex.h"
+#include "server/runtime/clock.h"
+#include "server/runtime/random_hex.h"
 
 namespace keel {
 namespace {

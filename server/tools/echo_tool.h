@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "server/tool.h"
+#include "server/catalog/tool.h"
 
 namespace keel {
 

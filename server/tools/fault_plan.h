@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "server/clock.h"
+#include "server/runtime/clock.h"
 
 namespace keel {
 

@@ -5,7 +5,7 @@
 #include <functional>
 #include <utility>
 
-#include "server/tool.h"
+#include "server/catalog/tool.h"
 
 namespace keel {
 

@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "server/cancellation.h"
+#include "server/runtime/cancellation.h"
 
 namespace keel {
 

@@ -8,7 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "ledger/fingerprint.h"
-#include "server/clock.h"
+#include "server/runtime/clock.h"
 
 namespace keel {
 namespace {

@@ -5,7 +5,7 @@
 #include <mutex>
 #include <string>
 
-#include "server/clock.h"
+#include "server/runtime/clock.h"
 #include "server/tools/fn_tool.h"
 #include "server/tools/latch_registry.h"
 

@@ -25,7 +25,7 @@
 #include <memory>
 #include <vector>
 
-#include "server/tool.h"
+#include "server/catalog/tool.h"
 
 namespace keel {
 

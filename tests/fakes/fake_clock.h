@@ -1,7 +1,7 @@
 // FakeClock: time that moves only when a test says so. Single-threaded tests only.
 #pragma once
 
-#include "server/clock.h"
+#include "server/runtime/clock.h"
 
 namespace keel {
 

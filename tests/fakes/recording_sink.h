@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/output_sink.h"
+#include "server/transport/output_sink.h"
 
 namespace keel {
 

@@ -8,7 +8,7 @@
 #define CATCH_CONFIG_EXTERNAL_INTERFACES  // for TestEventListenerBase
 #include <catch2/catch.hpp>
 
-#include "server/settlement.h"
+#include "server/call/settlement.h"
 
 namespace keel {
 

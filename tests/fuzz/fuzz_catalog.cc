@@ -20,9 +20,9 @@
 #include "protocol/json_rpc.h"
 #include "protocol/schema_validator.h"
 #include "protocol/utf8.h"
-#include "server/policy/catalog.h"
-#include "server/policy/catalog_spec.h"
-#include "server/tool_registry.h"
+#include "server/catalog/catalog.h"
+#include "server/catalog/catalog_spec.h"
+#include "server/catalog/tool_registry.h"
 
 namespace keel {
 namespace {

@@ -26,7 +26,7 @@
 #include "protocol/json_rpc.h"
 #include "protocol/schema_validator.h"
 #include "protocol/utf8.h"
-#include "server/tool.h"
+#include "server/catalog/tool.h"
 #include "server/tools/command_result.h"
 
 namespace keel {

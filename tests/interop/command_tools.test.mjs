@@ -1,7 +1,7 @@
 // Command-backed tools (issue 8) against the real binary: a catalog entry with `run` makes
 // keel run a child process per attempt. The contract tested is that of
-// server/policy/command_spec.h, server/tools/command_tool.h, server/tools/command_result.h,
-// server/remote_write.h and server/process_runner.h:
+// server/catalog/command_spec.h, server/tools/command_tool.h, server/tools/command_result.h,
+// server/durable/remote_write.h and server/runtime/process_runner.h:
 //  - cancellation and timeouts kill the child's whole process group (SIGTERM, then SIGKILL
 //    after run.killGraceMs), and the child is reaped (CAN-2);
 //  - fd-3 progress reaches the client and resets the idle clock (PRG-1, TMO-1);
@@ -89,7 +89,7 @@ function requestWithId(k, id, method, params, waitMs = 20000) {
 const isResponse = (m) => 'id' in m && ('result' in m || 'error' in m);
 const responsesFor = (k, id) => k.messages.filter((m) => isResponse(m) && m.id === id);
 // keel's error details: structuredContent.error, or _meta["dev.keel/error"] for a tool with an
-// outputSchema they do not match (what SDK clients need, see ForOutputSchema in server/tool.h).
+// outputSchema they do not match (what SDK clients need, see ForOutputSchema in server/catalog/tool.h).
 const errorOf = (response) =>
   response.result?.structuredContent?.error ?? response.result?._meta?.['dev.keel/error'];
 const show = (x) => JSON.stringify(x);

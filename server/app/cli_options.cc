@@ -1,0 +1,308 @@
+#include "server/app/cli_options.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "server/app/exit_codes.h"
+
+namespace keel {
+namespace {
+
+constexpr const char* kFooter = R"(
+Settings come from, highest first: the command line, KEEL_* environment variables,
+the --config file (TOML, keys are the long flag names: workers = 4, log-level = "info"),
+then the defaults shown. Durations are integers in milliseconds.
+
+stdout carries MCP JSON-RPC only; logs go to stderr or --log-file.
+On stdin EOF (or SIGTERM/SIGINT) keel stops reading, lets in-flight calls finish within
+--shutdown-grace, ends the rest with an error, and exits 0.
+Durable tasks (tools/call with params.task, MCP 2025-11-25) live in the --db file: they
+outlive the connection; a task still running when keel exits is recovered by the next
+keel on that file (completed from the tool's ledger when it can tell, else failed).
+Kill switch for writes: `keel admin block-writes on|off|status [--db PATH]` from a shell
+(a running keel sees it on its next write call), or --block-writes at start-up.
+Exit codes: 0 ok, 64 bad usage, 66 config file missing, 70 internal error,
+73 cannot create a file, 78 bad configuration.)";
+
+// Applies the config file to options that neither the command line nor the environment set.
+int ApplyConfigFile(CLI::App& app, const std::string& path) {
+  std::vector<CLI::ConfigItem> items;
+  try {
+    items = CLI::ConfigTOML().from_file(path);
+  } catch (const CLI::FileError& e) {
+    std::cerr << "keel: cannot read config file " << path << ": " << e.what() << "\n";
+    return kExitNoInput;
+  } catch (const CLI::Error& e) {
+    std::cerr << "keel: config file " << path << ": " << e.what() << "\n";
+    return kExitConfig;
+  }
+  for (const CLI::ConfigItem& item : items) {
+    if (!item.parents.empty()) {
+      // CLI11 reports a [section] header as an item named "++" under that section.
+      std::cerr << "keel: config file " << path << ": unknown section [" << item.parents.front()
+                << "]; settings go at the top level (see keel --help)\n";
+      return kExitConfig;
+    }
+    std::string name = item.name;
+    for (char& c : name) c = c == '_' ? '-' : c;
+    CLI::Option* option = app.get_option_no_throw("--" + name);
+    if (option == nullptr || name == "config" || name == "help" || name == "version") {
+      std::cerr << "keel: config file " << path << ": unknown setting '" << item.fullname()
+                << "' (see keel --help)\n";
+      return kExitConfig;
+    }
+    const std::string& env = option->get_envname();
+    if (option->count() > 0 || (!env.empty() && std::getenv(env.c_str()) != nullptr)) continue;
+    try {
+      option->add_result(item.inputs);
+      option->run_callback();
+    } catch (const CLI::Error& e) {
+      std::cerr << "keel: config file " << path << ": " << item.name << ": " << e.what() << "\n";
+      return kExitConfig;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+CliParse ParseCommandLine(int argc, const char* const* argv) {
+  CliParse parse;
+  CliOptions& o = parse.options;
+  CLI::App app("keel: a stdio MCP server with reliable cancellation, timeouts and "
+               "exactly-once mutations.\nAn MCP host launches it as a subprocess and speaks "
+               "JSON-RPC on its stdin/stdout.",
+               "keel");
+  app.footer(kFooter);
+  app.set_version_flag("-V,--version", std::string("keel ") + KEEL_VERSION);
+  app.option_defaults()->always_capture_default();
+
+  app.add_option("--config", o.config_file, "TOML file with the same settings as the flags")
+      ->envname("KEEL_CONFIG");
+  app.add_option("--workers", o.workers,
+                 "Worker threads that run tool calls (0 = hardware threads, at least 2)")
+      ->envname("KEEL_WORKERS")->check(CLI::Range(0, 1024));
+  app.add_option("--max-inflight", o.max_inflight,
+                 "Most tool calls queued or running at once; beyond it a call gets a "
+                 "'server busy' error result")
+      ->envname("KEEL_MAX_INFLIGHT")->check(CLI::Range(1, 1 << 20));
+  app.add_option("--max-line-bytes", o.max_line_bytes,
+                 "Longest input line accepted; a longer one gets one error and is skipped "
+                 "without being buffered")
+      ->envname("KEEL_MAX_LINE_BYTES")->check(CLI::Range(1024, 1 << 30));
+  app.add_option("--shutdown-grace", o.shutdown_grace_ms,
+                 "Milliseconds in-flight calls get to finish after stdin EOF or SIGTERM "
+                 "(hosts send SIGTERM 2000 ms after closing stdin)")
+      ->envname("KEEL_SHUTDOWN_GRACE")->check(CLI::Range(0, 600000));
+  CLI::Option* idle_timeout =
+      app.add_option("--idle-timeout", o.idle_timeout_ms,
+                     "Milliseconds a tool call may go without reporting progress before keel "
+                     "ends it with a timeout result (0 = no idle limit). At most --max-timeout "
+                     "(left unset, it follows a lower --max-timeout down; set above the default "
+                     "--max-timeout, it takes that up). A default: a tool's catalog timeouts or "
+                     "a --policy file replace it")
+          ->envname("KEEL_IDLE_TIMEOUT")
+          ->check(CLI::Range(0LL, 86400000LL));
+  CLI::Option* max_timeout =
+      app.add_option("--max-timeout", o.max_timeout_ms,
+                     "Milliseconds a tool call may take in all, queued time included, whatever "
+                     "its progress; then keel ends it with a timeout result (below the 60000 "
+                     "ms the official SDK client waits by default). A default: a tool's catalog "
+                     "timeouts or a --policy file replace it")
+          ->envname("KEEL_MAX_TIMEOUT")
+          ->check(CLI::Range(1LL, 86400000LL));
+  app.add_option("--outbox-bytes", o.outbox_bytes,
+                 "Unsent output keel holds for a slow client: beyond it the oldest progress "
+                 "is dropped, and stdin is not read until the client catches up (responses "
+                 "are never dropped)")
+      ->envname("KEEL_OUTBOX_BYTES")->check(CLI::Range(size_t{64} << 10, size_t{1} << 30));
+  // An empty --db (or config `db = ""`) is refused, never read as "the default database":
+  // the user named a file and it is not that one. An empty KEEL_DB counts as unset (CLI11
+  // skips empty variables), as an empty XDG_DATA_HOME does for the default path.
+  app.add_option("--db", o.db_path,
+                 "SQLite file for the idempotency ledger and the demo backends (default: "
+                 "$XDG_DATA_HOME/keel/keel.db or ~/.local/share/keel/keel.db)")
+      ->envname("KEEL_DB")
+      ->check(CLI::Validator(
+          [](std::string& path) {
+            return path.empty() ? std::string("must not be empty (omit --db for the default)")
+                                : std::string();
+          },
+          "PATH"));
+  app.add_option("--idempotency-ttl", o.idempotency_ttl_ms,
+                 "Milliseconds a finished keyed mutation is remembered; a retry within it "
+                 "replays the result, after it the key is forgotten")
+      ->envname("KEEL_IDEMPOTENCY_TTL")->check(CLI::Range(1000LL, 365LL * 24 * 3600 * 1000));
+  app.add_option("--max-tasks", o.max_tasks,
+                 "Most durable tasks (tools/call with params.task) live at once in this "
+                 "process; beyond it task creation gets a 'too many tasks' error")
+      ->envname("KEEL_MAX_TASKS")->check(CLI::Range(1, 100000));
+  app.add_option("--task-max-ttl", o.task_max_ttl_ms,
+                 "Longest ttl a task gets, in milliseconds from its creation (a task asking "
+                 "for none gets this one); its record and result are deleted after it and "
+                 "its work may not run longer (0 = unlimited: ttl null)")
+      ->envname("KEEL_TASK_MAX_TTL")->check(CLI::Range(0LL, 365LL * 24 * 3600 * 1000));
+  app.add_option("--task-poll-interval", o.task_poll_interval_ms,
+                 "pollInterval keel suggests to clients polling a task, in milliseconds")
+      ->envname("KEEL_TASK_POLL_INTERVAL")->check(CLI::Range(10LL, 3600000LL));
+  app.add_option("--page-size", o.page_size, "Tools (and tasks) per tools/list (tasks/list) page")
+      ->envname("KEEL_PAGE_SIZE")->check(CLI::Range(1, 10000));
+  app.add_option("--log-level", o.log_level, "Process log level (stderr or --log-file)")
+      ->envname("KEEL_LOG_LEVEL")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
+  app.add_option("--log-file", o.log_file, "Append process logs to this file instead of stderr")
+      ->envname("KEEL_LOG_FILE");
+  app.add_option("--client-log-level", o.client_log_level,
+                 "Send MCP log messages (notifications/message) at or above this level before "
+                 "the client calls logging/setLevel, which then replaces it (default: none "
+                 "until the client asks). For clients whose setLevel never reaches keel, such "
+                 "as mcp-proxy, which answers it itself")
+      ->envname("KEEL_CLIENT_LOG_LEVEL")
+      ->check(CLI::IsMember({"debug", "info", "notice", "warning", "error", "critical", "alert",
+                             "emergency"}));
+  app.add_option("--policy", o.policy_file,
+                 "Resilience policy file (JSON, see docs/policy.md): timeouts, retries, retry "
+                 "budget, breaker and shadow settings per tool. Validated completely at "
+                 "start-up (exit 78 listing every problem); SIGHUP reloads it, keeping the "
+                 "running version if the new one is invalid")
+      ->envname("KEEL_POLICY");
+  app.add_option("--catalog", o.catalog_file,
+                 "Tool catalog (JSON, see docs/catalog.md): the tools keel serves with their "
+                 "effect class, backend, timeouts, retry policy, idempotency key components, "
+                 "approval and taskSupport. Each entry names one of keel's implementations, or "
+                 "has run.command: a program keel runs for each call (an argv, never a shell; "
+                 "relative paths start from the catalog's directory; see examples/deploy-api). "
+                 "Validated completely at start-up (exit 78 listing every problem). Default: "
+                 "the built-in demo catalog (echo, charge_account, reserve_inventory, "
+                 "ledger_lookup, get_deployment_job, restart_deployment_job, "
+                 "lookup_deployment_operation)")
+      ->envname("KEEL_CATALOG");
+  app.add_flag("--shadow", o.shadow,
+               "Shadow mode for every tool (OPS-1): compute retry and circuit-breaker decisions and "
+               "record them as 'retry.would_have' and 'breaker.would_have' trace events, but "
+               "apply none (each call makes one attempt and is never rejected). "
+               "The policy's per-tool `shadow` does the same for one tool")
+      ->envname("KEEL_SHADOW");
+  app.add_option("--fault", o.faults,
+                 "Inject a fault into the simulated deployment backend (tests, drills, demos; "
+                 "repeatable): TOOL:latency=MS, TOOL:slow=MS, TOOL:fail_503=N, "
+                 "TOOL:sustained_503=MS, TOOL:lose_response[=N], TOOL:start_after=N; TOOL is get_deployment_job, "
+                 "restart_deployment_job or lookup_deployment_operation")
+      ->envname("KEEL_FAULTS")
+      ->delimiter(',');
+  CLI::App* policy = app.add_subcommand("policy", "Show or check resilience policies (keel does not serve)");
+  policy->fallthrough();
+  CLI::App* show = policy->add_subcommand("show", "Print the policy the keel on --db runs (or ran before it)");
+  show->fallthrough();
+  show->add_flag("--previous", o.policy_previous, "The version the current one replaced");
+  show->callback([&o] { o.policy_command = "show"; });
+  CLI::App* check = policy->add_subcommand("check", "Validate a policy file; exit 78 listing every problem");
+  check->fallthrough();
+  check->add_option("file", o.policy_check_file, "The policy file")->required();
+  check->callback([&o] { o.policy_command = "check"; });
+  policy->require_subcommand(1);
+  CLI::App* trace_cmd = app.add_subcommand("trace", "Read a --trace-file (keel does not serve)");
+  CLI::App* summary = trace_cmd->add_subcommand(
+      "summary", "Per tool, backend and outcome: calls, intents, retries, timeouts, breaker "
+                 "rejects, p50/p95 duration, backend operations, calls per intent");
+  summary->add_option("file", o.trace_summary_file, "The trace file")->required()->check(CLI::ExistingFile);
+  trace_cmd->require_subcommand(1);
+  app.add_option("--trace-file", o.trace_file,
+                 "Append one JSON line per event (call start/end, attempt start/end, retry "
+                 "scheduled/suppressed, breaker rejects and state changes, timeouts, replays, "
+                 "cancels) to this file (OpenTelemetry LogRecord shape; W3C traceparent from "
+                 "_meta is honoured). Arguments and results are left out")
+      ->envname("KEEL_TRACE_FILE");
+  app.add_flag("--trace-arguments", o.trace_arguments,
+               "Also put each call's arguments in the trace (they may be sensitive)")
+      ->envname("KEEL_TRACE_ARGUMENTS");
+  app.add_flag("--block-writes", o.block_writes,
+               "Turn the kill switch for writes on at start-up: every write tool call gets a "
+               "'kill_switch' error result and nothing runs; reads keep working. It is "
+               "stored in --db and stays on until `keel admin block-writes off`")
+      ->envname("KEEL_BLOCK_WRITES");
+  CLI::App* admin = app.add_subcommand("admin", "Operator commands on the --db file (keel does not serve)");
+  admin->fallthrough();  // --db and the other options may follow the subcommand
+  CLI::App* block = admin->add_subcommand(
+      "block-writes",
+      "Turn the kill switch for writes on or off (a running keel sees it on its next write "
+      "call), or show it");
+  block->fallthrough();
+  block->add_option("state", o.admin_block_writes, "on, off or status")
+      ->required()
+      ->check(CLI::IsMember({"on", "off", "status"}));
+  admin->require_subcommand(1);
+  app.add_flag("--test-tools", o.test_tools,
+               "Also serve the test tools sleep, task_sleep, progress, latch_wait, "
+               "latch_release, fail, flaky_read, flaky_write, flaky_idempotent (a --catalog "
+               "may describe them too)")
+      ->envname("KEEL_TEST_TOOLS");
+  app.add_flag("--conformance-fixtures", o.conformance_fixtures,
+               "Also serve the tools the official MCP conformance suite calls: "
+               "test_simple_text, test_image_content, test_audio_content, "
+               "test_embedded_resource, test_multiple_content_types, test_tool_with_logging, "
+               "test_error_handling, test_tool_with_progress, json_schema_2020_12_tool "
+               "(scripts/conformance_suite)")
+      ->envname("KEEL_CONFORMANCE_FIXTURES");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    parse.exit_code = app.exit(e);
+    return parse;
+  } catch (const CLI::CallForVersion& e) {
+    parse.exit_code = app.exit(e);
+    return parse;
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    parse.exit_code = kExitUsage;
+    return parse;
+  }
+  if (!o.config_file.empty()) {
+    if (const int code = ApplyConfigFile(app, o.config_file); code != 0) parse.exit_code = code;
+  }
+  if (!parse.exit_code && o.idle_timeout_ms > o.max_timeout_ms) {
+    // Only two values the user set (flag, KEEL_* or config file: each counts) conflict; a
+    // default follows the value the user did set.
+    if (idle_timeout->count() == 0) {
+      o.idle_timeout_ms = o.max_timeout_ms;
+    } else if (max_timeout->count() == 0) {
+      o.max_timeout_ms = o.idle_timeout_ms;
+    } else {
+      std::cerr << "keel: --idle-timeout (" << o.idle_timeout_ms
+                << " ms) must not exceed --max-timeout (" << o.max_timeout_ms << " ms)\n";
+      parse.exit_code = kExitUsage;
+      return parse;
+    }
+  }
+  if (o.workers == 0) o.workers = std::max(2u, std::thread::hardware_concurrency());
+  return parse;
+}
+
+std::string DefaultDatabasePath(std::string* error) {
+  std::string base;
+  if (const char* xdg = std::getenv("XDG_DATA_HOME"); xdg != nullptr && xdg[0] == '/') {
+    base = xdg;
+  } else if (const char* home = std::getenv("HOME"); home != nullptr && home[0] == '/') {
+    base = std::string(home) + "/.local/share";
+  } else {
+    *error = "no absolute $XDG_DATA_HOME or $HOME for the default database; pass --db PATH";
+    return std::string();
+  }
+  const std::string dir = base + "/keel";
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    *error = "cannot create " + dir + ": " + ec.message() + "; pass --db PATH";
+    return std::string();
+  }
+  std::filesystem::permissions(dir, std::filesystem::perms::owner_all,
+                               std::filesystem::perm_options::replace, ec);
+  return dir + "/keel.db";
+}
+
+}  // namespace keel

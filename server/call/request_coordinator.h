@@ -1,0 +1,241 @@
+// RequestCoordinator: owns every tools/call from admission to settle, and is the single
+// authority on its fate. Loop thread only; workers reach it through EventLoop::Post().
+//
+// Invariants:
+//  1. Each admitted request settles exactly once (see Settlement): completed, failed,
+//     cancelled, timed_out or shut_down, with a reason. The first terminal event wins.
+//     Whatever arrives for a settled request (a late result, late progress, a second
+//     cancel) is dropped here and counted, never trusted to the tool.
+//  2. Entries are keyed by a generation, never reused; the JSON-RPC id maps to the live
+//     generation only, so a reused id never touches an old entry.
+//  3. Cancelled settles silently: no response, and no progress after it: unsent progress
+//     is taken back from the sink (DiscardProgress) and rate-limited progress is dropped.
+//  4. A call settled while queued never runs (CallControl). A call settled while running
+//     stays counted ("draining") until its worker returns, so admission accounts for slots
+//     a slow-to-stop tool still holds; one still running `hold_after` later is reported
+//     through on_held (and on_released when it finally returns).
+//  5. Progress: only strictly increasing values are accepted. An accepted value resets the
+//     idle clock whether or not the client asked for progress; it is sent only with the
+//     client's token (echoed with its exact type), at most once per `progress_interval`
+//     per request (the newest value wins; one left over is sent when the interval ends).
+//  6. Two clocks per call (TMO-1): idle (since acceptance, the last accepted progress, or
+//     the end of a retry's backoff: keel's own wait between attempts is not the tool
+//     going silent) and maximum (since acceptance; time queued counts; never reset). One deadline per
+//     call, min(last_progress + idle, accepted + max); when it passes, the call gets one
+//     isError result with structuredContent.error {type: "timeout", layer, elapsed_ms,
+//     limit_ms, correlation_id} and its work is cancelled as in 3-4.
+//  7. Time comes from the injected Clock; the owner arms one loop timer at NextDeadline()
+//     and calls RunDue() when it fires.
+//  8. Task work (BeginTask) has no JSON-RPC request waiting: it is not reachable by
+//     notifications/cancelled (only CancelTask), and its terminal outcome goes to its
+//     on_settle callback instead of stdout. Its progress carries `progress_meta` in _meta.
+//     It counts as live (shutdown grace, admission) like any call.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "server/call/call_control.h"
+#include "server/runtime/clock.h"
+#include "server/transport/output_sink.h"
+#include "server/call/settlement.h"
+
+namespace keel {
+
+using Json = nlohmann::json;
+
+// The two clocks of one call. A zero idle means no idle clock.
+struct CallLimits {
+  Duration idle = Millis(30000);
+  Duration max = Millis(55000);
+};
+
+class RequestCoordinator {
+ public:
+  struct Options {
+    size_t max_inflight = 256;
+    Duration progress_interval = Millis(50);  // at most 20 notifications/s per request
+    Duration hold_after = Millis(100);        // a settled call still running is "held"
+    std::string correlation_prefix = "k";
+  };
+
+  struct Admitted {
+    uint64_t generation = 0;
+    std::shared_ptr<CallControl> control;  // shared with the worker job
+  };
+
+  // What was dropped or ignored, for tests, logs and traces.
+  struct Stats {
+    uint64_t late_results_dropped = 0;   // a worker returned after its call settled
+    uint64_t late_progress_dropped = 0;  // progress for a settled or unknown call
+    uint64_t stale_progress_dropped = 0; // a value not above the last one
+    uint64_t ignored_cancels = 0;        // unknown, settled or malformed requestId
+    uint64_t never_started = 0;          // settled while queued: never ran
+    uint64_t timeouts = 0;
+    uint64_t held = 0;                   // slots reported through on_held so far
+    uint64_t resyncs = 0;                // requests whose progress the sink dropped
+  };
+
+  RequestCoordinator(OutputSink& sink, const Clock& clock, Options options);
+  ~RequestCoordinator();
+
+  bool InFlight(const Json& id) const;
+  // No room for another call: live plus draining calls reach max_inflight.
+  bool AtCapacity() const { return entries_.size() >= options_.max_inflight; }
+
+  // Admits a call for `tool` in state queued; the clocks start now.
+  Admitted Begin(const Json& id, std::string_view tool, Json progress_token, CallLimits limits);
+
+  // How a task's work ended (invariant 8): `result` is the CallToolResult for completed,
+  // failed and timed_out; `error` the JSON-RPC error {code, message} for shut_down; both
+  // null for cancelled.
+  using SettleFn = std::function<void(CallState state, Json result, Json error)>;
+  // Admits the work of a task: like Begin, without a request id.
+  Admitted BeginTask(std::string_view tool, Json progress_token, Json progress_meta,
+                     CallLimits limits, SettleFn on_settle);
+  // tasks/cancel: settles the task's work as cancelled (on_settle runs) and cancels it.
+  // False if it had settled already.
+  bool CancelTask(uint64_t generation);
+
+  // The worker returned. An isError result settles as failed, anything else as completed;
+  // `threw` marks a tool that raised instead of returning. Dropped if already settled.
+  void Complete(uint64_t generation, Json result, bool threw = false);
+
+  // A tool's progress report (invariant 5).
+  void Progress(uint64_t generation, double progress, std::optional<double> total,
+                std::string message);
+
+  // keel scheduled a retry that starts at `attempt_at`: the idle clock restarts then (never
+  // earlier than it already would). The maximum clock is untouched.
+  void RestartIdleClockAt(uint64_t generation, TimePoint attempt_at);
+
+  // notifications/cancelled: settles the request silently and cancels its work. Unknown,
+  // settled or malformed ids are ignored (CAN-3). True when a request was cancelled.
+  bool Cancel(const Json& request_id);
+
+  // Shutdown: every live request gets one error response and its work is cancelled.
+  // Returns how many were settled this way.
+  size_t ShutDownAll(int code, std::string_view message);
+
+  // The sink dropped unsent progress of `stream` (a generation): the client missed values.
+  void MarkNeedsResync(uint64_t stream);
+
+  // The earliest time RunDue() has work (a timeout, a held progress value, a hold check).
+  // Alarms of calls that have settled since are discarded first, so an idle server does
+  // not wake up for them.
+  std::optional<TimePoint> NextDeadline();
+  void RunDue();
+
+  // The state of the live call answering `id`, if any (tests and diagnostics).
+  std::optional<CallState> StateOf(const Json& id) const;
+  // Whether `generation` is admitted and not settled yet: what its tool sends after the
+  // settle (a log message) is dropped like late progress.
+  bool Unsettled(uint64_t generation) const {
+    const auto it = entries_.find(generation);
+    return it != entries_.end() && !it->second.settlement.settled();
+  }
+  // Whether the worker of `generation` has started (tests: a task's work is running).
+  bool Started(uint64_t generation) const {
+    const auto it = entries_.find(generation);
+    return it != entries_.end() && it->second.control->started();
+  }
+  // How the last settled call ended, for tests: state and reason.
+  const std::pair<CallState, std::string>& last_settled() const { return last_settled_; }
+
+  size_t live() const { return live_ids_.size() + live_tasks_; }
+  size_t draining() const { return entries_.size() - live(); }
+  const Stats& stats() const { return stats_; }
+  size_t alarms() const { return alarms_.size(); }
+  std::string CorrelationId(uint64_t generation) const;
+  // The JSON-RPC id of a live call; null for a task's work or an unknown generation.
+  Json RequestId(uint64_t generation) const;
+
+  // Called whenever the last live request settles (shutdown waits for it).
+  void set_on_idle(std::function<void()> fn) { on_idle_ = std::move(fn); }
+  // A settled call's worker is still busy `hold_after` later, and when it returns.
+  void set_on_held(std::function<void()> fn) { on_held_ = std::move(fn); }
+  void set_on_released(std::function<void()> fn) { on_released_ = std::move(fn); }
+  // Every settle, as it happens (the trace): the generation, its terminal state and reason.
+  using SettledFn = std::function<void(uint64_t generation, CallState state, const std::string& reason)>;
+  void set_on_settled(SettledFn fn) { on_settled_ = std::move(fn); }
+  // Applied to every call's and task's result (its own or a timeout's) before it is sent or
+  // handed to the task: the tool's name and the result, returning what to use.
+  using ResultFilter = std::function<Json(const std::string& tool, Json result)>;
+  void set_result_filter(ResultFilter fn) { result_filter_ = std::move(fn); }
+
+ private:
+  struct Entry {
+    Json id;
+    std::string id_key;
+    std::string tool;
+    Json progress_token;  // null when the client asked for no progress
+    Json progress_meta;   // tasks: the related-task _meta of its progress
+    bool task = false;    // BeginTask: no request id (invariant 8)
+    SettleFn on_settle;   // tasks: where the outcome goes; empty once it has run
+    std::shared_ptr<CallControl> control;
+    CallLimits limits;
+    TimePoint accepted;
+    TimePoint last_activity;  // acceptance or the last accepted progress
+    std::optional<double> last_progress;
+    // Rate limit: when the last notification went out, and the newest value held back.
+    std::optional<TimePoint> last_sent;
+    std::optional<std::string> held_back;  // encoded notification
+    bool flush_scheduled = false;
+    bool needs_resync = false;
+    bool held = false;
+    Settlement settlement;
+  };
+
+  enum class Due : uint8_t { kTimeout, kProgressFlush, kHoldCheck };
+  struct Alarm {
+    TimePoint when;
+    uint64_t generation;
+    Due what;
+    bool operator>(const Alarm& other) const { return when > other.when; }
+  };
+
+  Entry* Find(uint64_t generation);
+  TimePoint DeadlineOf(const Entry& entry) const;
+  void Schedule(TimePoint when, uint64_t generation, Due what);
+  void CompactAlarms();
+  // An alarm still has work: its call exists and is in the state the alarm is for.
+  bool Wanted(const Alarm& alarm);
+
+  // Settles a live entry. Its outcome (`result` or `error`, or neither) is answered first:
+  // the response line, or the task's on_settle. The entry leaves the id map; it is erased
+  // at once unless its worker is still running.
+  void Settle(uint64_t generation, CallState state, std::string reason, Json result = Json(),
+              Json error = Json());
+  Admitted Admit(Entry entry);
+  void OnTimeout(Entry& entry, uint64_t generation, TimePoint now);
+  void SendProgressLine(Entry& entry, uint64_t generation, std::string line, TimePoint now);
+  void Erase(uint64_t generation);
+  void NotifyIfIdle();
+
+  OutputSink& sink_;
+  const Clock& clock_;
+  Options options_;
+  uint64_t next_generation_ = 1;
+  std::unordered_map<uint64_t, Entry> entries_;         // live and draining
+  std::unordered_map<std::string, uint64_t> live_ids_;  // IdKey -> live generation
+  size_t live_tasks_ = 0;                               // unsettled BeginTask entries
+  std::priority_queue<Alarm, std::vector<Alarm>, std::greater<Alarm>> alarms_;
+  Stats stats_;
+  std::pair<CallState, std::string> last_settled_{CallState::kQueued, ""};
+  std::function<void()> on_idle_;
+  std::function<void()> on_held_;
+  std::function<void()> on_released_;
+  SettledFn on_settled_;
+  ResultFilter result_filter_;
+};
+
+}  // namespace keel

@@ -1,0 +1,295 @@
+#include "server/catalog/catalog.h"
+
+#include <algorithm>
+#include <functional>
+#include <initializer_list>
+#include <unordered_map>
+#include <utility>
+
+#include "protocol/bounded_json.h"
+#include "protocol/duplicate_keys.h"
+#include "protocol/json_parser.h"
+#include "protocol/schema_validator.h"
+#include "server/catalog/object_reader.h"
+#include "server/catalog/tool_registry.h"
+
+namespace keel {
+namespace {
+
+// The bound on all JSON keel did not write (bounded_json.h), deeper than any real catalog
+// (schemas nest at most 64 schema levels): inputSchema "default" and "examples" values are
+// free JSON, and a tools/list line carries them whole.
+constexpr int kMaxCatalogDepth = kMaxJsonDepth;
+
+// inputSchema / outputSchema: what ToolRegistry::Register and MCP clients demand.
+void CheckObjectSchema(ObjectReader& reader, std::string_view field, bool required) {
+  const Json* schema = reader.Find(field);
+  if (schema == nullptr) {
+    if (required) reader.Problem(field, "is required");
+    return;
+  }
+  if (!schema->is_object()) {
+    reader.Problem(field, "must be a JSON Schema object, got " + std::string(schema->type_name()));
+    return;
+  }
+  const auto type = schema->find("type");
+  if (type == schema->end() || *type != "object") {
+    reader.Problem(field, "needs \"type\": \"object\" at its root");
+    return;
+  }
+  if (auto problem = CheckSchemaWellFormed(*schema)) reader.Problem(field, *problem);
+}
+
+bool HasProperty(const Json* schema, const std::string& name) {
+  if (schema == nullptr || !schema->is_object()) return false;
+  const auto properties = schema->find("properties");
+  return properties != schema->end() && properties->is_object() && properties->contains(name);
+}
+
+// "timeouts": {"idleMs", "maxMs", "attemptMs"?}. Both idle and max are required: a default
+// for one could silently contradict the other.
+std::optional<TimeoutSettings> ReadTimeouts(ObjectReader& entry) {
+  const Json* object = entry.Object("timeouts");
+  if (object == nullptr) return std::nullopt;
+  ObjectReader reader = entry.Nested(*object, "timeouts");
+  const size_t before = reader.problem_count();
+  reader.OnlyFields({"idleMs", "maxMs", "attemptMs"});
+  const auto idle = reader.Integer("idleMs", 0, kMaxCatalogMs, true);
+  const auto max = reader.Integer("maxMs", 1, kMaxCatalogMs, true);
+  const auto attempt = reader.Integer("attemptMs", 1, kMaxCatalogMs, false);
+  if (idle && max && *idle > *max) {
+    reader.Problem("idleMs",
+                   std::to_string(*idle) + " must not exceed maxMs (" + std::to_string(*max) + ")");
+  }
+  if (attempt && max && *attempt > *max) {
+    reader.Problem("attemptMs", std::to_string(*attempt) + " must not exceed maxMs (" +
+                                    std::to_string(*max) + ")");
+  }
+  if (reader.problem_count() != before) return std::nullopt;
+  TimeoutSettings timeouts;
+  timeouts.idle_ms = *idle;
+  timeouts.max_ms = *max;
+  // One attempt may not outlast the call: the default attempt timeout is clamped to it.
+  timeouts.attempt_ms = attempt ? *attempt : std::min(timeouts.attempt_ms, *max);
+  return timeouts;
+}
+
+// "retry": every field optional, defaults from RetrySettings.
+std::optional<RetrySettings> ReadRetry(ObjectReader& entry) {
+  const Json* object = entry.Object("retry");
+  if (object == nullptr) return std::nullopt;
+  ObjectReader reader = entry.Nested(*object, "retry");
+  const size_t before = reader.problem_count();
+  reader.OnlyFields({"maxAttempts", "baseMs", "capMs", "retryAfterCapMs", "minUsefulAttemptMs"});
+  RetrySettings retry;
+  if (auto v = reader.Integer("maxAttempts", 1, kMaxRetryAttempts, false)) {
+    retry.max_attempts = static_cast<int>(*v);
+  }
+  const auto base = reader.Integer("baseMs", 1, kMaxCatalogMs, false);
+  const auto cap = reader.Integer("capMs", 1, kMaxCatalogMs, false);
+  if (base) retry.base_ms = *base;
+  if (cap) retry.cap_ms = *cap;
+  if (auto v = reader.Integer("retryAfterCapMs", 0, kMaxCatalogMs, false)) {
+    retry.retry_after_cap_ms = *v;
+  }
+  if (auto v = reader.Integer("minUsefulAttemptMs", 0, kMaxCatalogMs, false)) {
+    retry.min_useful_attempt_ms = *v;
+  }
+  if (reader.problem_count() != before) return std::nullopt;
+  if (retry.cap_ms < retry.base_ms) {
+    reader.Problem("capMs", std::to_string(retry.cap_ms) + (cap ? "" : " (the default)") +
+                                " must not be less than baseMs (" + std::to_string(retry.base_ms) +
+                                ")");
+    return std::nullopt;
+  }
+  return retry;
+}
+
+// "idempotency": {"keyComponents": [argument names]}.
+std::vector<std::string> ReadKeyComponents(ObjectReader& entry, std::optional<EffectClass> effect) {
+  const Json* object = entry.Object("idempotency");
+  if (object == nullptr) return {};
+  if (effect && !IsWrite(*effect)) {
+    entry.Problem("idempotency", "applies to writes only; this tool's effect is " +
+                                     std::string(EffectClassName(*effect)));
+    return {};
+  }
+  ObjectReader reader = entry.Nested(*object, "idempotency");
+  reader.OnlyFields({"keyComponents"});
+  const Json* list = reader.Find("keyComponents");
+  if (list == nullptr) {
+    reader.Problem("keyComponents", "is required");
+    return {};
+  }
+  if (!list->is_array() || list->empty()) {
+    reader.Problem("keyComponents",
+                   "must be a non-empty array of argument names (omit \"idempotency\" to key on "
+                   "all arguments), got " +
+                       Shown(*list));
+    return {};
+  }
+  const Json* input_schema = entry.Find("inputSchema");
+  std::vector<std::string> components;
+  for (size_t i = 0; i < list->size(); ++i) {
+    const Json& item = (*list)[i];
+    const std::string field = "keyComponents[" + std::to_string(i) + "]";
+    if (!item.is_string()) {
+      reader.Problem(field, "must be a string, got " + Shown(item));
+      continue;
+    }
+    std::string name = item.get<std::string>();
+    if (!HasProperty(input_schema, name)) {
+      reader.Problem(field, Shown(item) + " is not a property of inputSchema");
+    } else if (std::find(components.begin(), components.end(), name) != components.end()) {
+      reader.Problem(field, Shown(item) + " is listed twice");
+    } else {
+      components.push_back(std::move(name));
+    }
+  }
+  return components;
+}
+
+std::optional<CatalogEntry> ReadEntry(const Json& item, const std::string& label,
+                                      std::vector<std::string>* problems) {
+  ObjectReader reader(item, label, problems);
+  const size_t before = reader.problem_count();
+  reader.OnlyFields({"name", "title", "description", "inputSchema", "outputSchema", "effect",
+                     "backend", "timeouts", "retry", "idempotency", "approval", "taskSupport",
+                     "resultTtlMs", "run"});
+  CatalogEntry entry;
+  if (auto name = reader.String("name", true)) {
+    if (!IsValidToolName(*name)) {
+      reader.Problem("name", Shown(Json(*name)) + " must match ^[a-zA-Z0-9_-]{1,64}$");
+    }
+    entry.name = std::move(*name);
+  }
+  if (auto title = reader.String("title", false)) entry.title = std::move(*title);
+  if (auto description = reader.String("description", true)) {
+    if (description->empty()) reader.Problem("description", "must not be empty");
+    entry.description = std::move(*description);
+  }
+  CheckObjectSchema(reader, "inputSchema", true);
+  CheckObjectSchema(reader, "outputSchema", false);
+  std::optional<EffectClass> effect;
+  if (const Json* value = reader.Find("effect"); value != nullptr && value->is_string()) {
+    effect = ParseEffectClass(value->get_ref<const std::string&>());
+  }
+  if (!effect) {  // Choice reports why
+    reader.Choice("effect", {"read", "expensive_read", "idempotent_write", "unsafe_write"}, true);
+  }
+  if (auto backend = reader.String("backend", false)) {
+    if (!IsValidToolName(*backend)) {
+      reader.Problem("backend", Shown(Json(*backend)) + " must match ^[a-zA-Z0-9_-]{1,64}$");
+    }
+    entry.backend = std::move(*backend);
+  } else {
+    entry.backend = entry.name;  // its own breaker scope
+  }
+  entry.timeouts = ReadTimeouts(reader);
+  entry.retry = ReadRetry(reader);
+  entry.key_components = ReadKeyComponents(reader, effect);
+  if (auto approval = reader.Choice("approval", {"none", "required"}, false)) {
+    entry.approval_required = *approval == 1;
+  }
+  constexpr TaskSupport kSupports[] = {TaskSupport::kForbidden, TaskSupport::kOptional,
+                                       TaskSupport::kRequired};
+  if (auto support = reader.Choice("taskSupport", {"forbidden", "optional", "required"}, false)) {
+    entry.task_support = kSupports[*support];
+  }
+  entry.result_ttl_ms = reader.Integer("resultTtlMs", 1, kMaxCatalogMs, false);
+  entry.run = ReadRunSpec(reader, reader.Find("inputSchema"), effect);
+
+  // A write that claims idempotency must be able to recognise a repeat: by the arguments
+  // that make its intent, or by a key the caller passes.
+  if (effect == EffectClass::kIdempotentWrite && entry.key_components.empty() &&
+      reader.Find("idempotency") == nullptr &&
+      !HasProperty(reader.Find("inputSchema"), "idempotencyKey")) {
+    reader.Problem("idempotency",
+                   "an idempotent_write needs idempotency.keyComponents or an \"idempotencyKey\" "
+                   "property in inputSchema, else a repeat cannot be recognised");
+  }
+  if (reader.problem_count() != before) return std::nullopt;
+  entry.effect = *effect;
+  entry.input_schema = *reader.Find("inputSchema");
+  if (const Json* output = reader.Find("outputSchema")) entry.output_schema = *output;
+  return entry;
+}
+
+// "tools[2] (charge_account)" when the name is usable, else "tools[2]".
+std::string LabelOf(const Json& item, size_t index) {
+  std::string label = "tools[" + std::to_string(index) + "]";
+  if (!item.is_object()) return label;
+  const auto name = item.find("name");
+  if (name != item.end() && name->is_string() &&
+      IsValidToolName(name->get_ref<const std::string&>())) {
+    label += " (" + name->get<std::string>() + ")";
+  }
+  return label;
+}
+
+// nlohmann's message without its "[json.exception.parse_error.101] " prefix.
+std::string ParseMessage(const Json::exception& e) {
+  std::string message = e.what();
+  const size_t end = message.find("] ");
+  return end == std::string::npos ? message : message.substr(end + 2);
+}
+
+}  // namespace
+
+CatalogLoad LoadCatalog(std::string_view json_text) {
+  CatalogLoad load;
+  std::vector<std::string>& problems = load.problems;
+  // Before parsing: a value nested thousands deep parses fine (nlohmann's parser does not
+  // recurse) but overflows the stack of whatever copies or dumps it next: the problem message
+  // quoting it, or the entry's copy and tools/list. tests/fuzz/regressions/catalog/ has two.
+  if (const int depth = JsonNestingDepth(json_text); depth > kMaxCatalogDepth) {
+    problems.push_back("catalog: nests " + std::to_string(depth) + " levels deep; at most " +
+                       std::to_string(kMaxCatalogDepth) + " are allowed");
+    return load;
+  }
+  Json root;
+  DuplicateKeyFinder duplicates;  // JSON keeps the last of two equal keys: refuse the file
+  try {
+    root = Json::parse(json_text, std::ref(duplicates));
+  } catch (const Json::exception& e) {
+    problems.push_back("catalog: not valid JSON: " + ParseMessage(e));
+    return load;
+  }
+  for (std::string& problem : duplicates.TakeProblems()) problems.push_back(std::move(problem));
+  if (!root.is_object()) {
+    problems.push_back("catalog: must be an object {\"tools\": [...]}, got " +
+                       std::string(root.type_name()));
+    return load;
+  }
+  ObjectReader top(root, "catalog", &problems);
+  top.OnlyFields({"tools"});
+  const Json* tools = top.Find("tools");
+  if (tools == nullptr || !tools->is_array() || tools->empty()) {
+    problems.push_back("catalog.tools: must be a non-empty array of tools, got " +
+                       (tools == nullptr ? std::string("nothing") : Shown(*tools)));
+    return load;
+  }
+  Catalog catalog;
+  std::unordered_map<std::string, size_t> first_index;  // name -> where it first appears
+  for (size_t i = 0; i < tools->size(); ++i) {
+    const Json& item = (*tools)[i];
+    const std::string label = LabelOf(item, i);
+    if (!item.is_object()) {
+      problems.push_back(label + ": must be an object, got " + std::string(item.type_name()));
+      continue;
+    }
+    if (label.find(' ') != std::string::npos) {
+      const std::string name = item.at("name").get<std::string>();
+      auto [it, inserted] = first_index.emplace(name, i);
+      if (!inserted) {
+        problems.push_back(label + ".name: \"" + name + "\" is already the name of tools[" +
+                           std::to_string(it->second) + "]");
+      }
+    }
+    if (auto entry = ReadEntry(item, label, &problems)) catalog.tools.push_back(std::move(*entry));
+  }
+  if (problems.empty()) load.catalog = std::move(catalog);
+  return load;
+}
+
+}  // namespace keel

@@ -1,0 +1,77 @@
+// Catalog: the tools keel serves and the policy each one runs under (issue 6, `--catalog
+// FILE`), as loaded from JSON. docs/catalog.md is the reference for the file; this header is
+// the reference for the loaded value.
+//
+// LoadCatalog is a pure function (no I/O, no shared state; reentrant). It never throws: a
+// bad file yields every problem found, each naming the tool and the field's JSON path, e.g.
+//   tools[2] (charge_account).effect: "write" is not one of read, expensive_read, ...
+// A tool whose name is missing or bad is named by index only ("tools[2].name: ...").
+//
+// Invariants of a loaded Catalog (LoadCatalog returns one only if all hold):
+//  1. names are unique and match ^[a-zA-Z0-9_-]{1,64}$; backends match the same pattern;
+//  2. input_schema (and output_schema unless null) is an object with "type": "object" that
+//     passes CheckSchemaWellFormed, so ToolRegistry::Register accepts SpecFor(entry);
+//  3. every key component names a property of input_schema; key components only on writes;
+//  4. an idempotent_write has key components or an "idempotencyKey" input property;
+//  5. timeouts: 0 <= idle_ms <= max_ms, 0 < attempt_ms <= max_ms;
+//     retry: 1 <= max_attempts <= 10, 0 < base_ms <= cap_ms; every duration <= kMaxCatalogMs;
+//  6. result_ttl_ms, when set, is positive;
+//  7. run, when set, holds command_spec.h's invariants.
+// Unknown fields are errors at every level except inside inputSchema and outputSchema.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "server/catalog/command_spec.h"
+#include "server/policy/policy_types.h"
+#include "server/catalog/tool.h"
+
+namespace keel {
+
+// One year: no sensible timeout or TTL is longer, and the pipeline can add and double such
+// values without overflowing int64.
+constexpr int64_t kMaxCatalogMs = 365LL * 24 * 3600 * 1000;
+// A retry storm is a bigger risk than a give-up; more attempts than this is a typo.
+constexpr int kMaxRetryAttempts = 10;
+
+struct CatalogEntry {
+  std::string name;
+  std::string title;  // empty: none (hosts show the name)
+  std::string description;
+  Json input_schema;
+  Json output_schema;  // null: none
+  EffectClass effect = EffectClass::kRead;
+  std::string backend;  // the breaker's and retry budget's scope; defaults to the tool's name
+  std::optional<TimeoutSettings> timeouts;  // nullopt: the server's flags decide
+  std::optional<RetrySettings> retry;       // nullopt: the server's default for the effect
+  // Argument names whose values make the idempotency key's intent (e.g. account, cents);
+  // empty: all arguments.
+  std::vector<std::string> key_components;
+  bool approval_required = false;
+  TaskSupport task_support = TaskSupport::kForbidden;
+  std::optional<int64_t> result_ttl_ms;  // nullopt: the server's default
+  // A command-backed tool (issue 8): keel runs this command for each call instead of one
+  // of its own implementations.
+  std::optional<CommandSpec> run;
+};
+
+struct Catalog {
+  std::vector<CatalogEntry> tools;  // in file order (the tools/list order)
+};
+
+// Exactly one of the two is set: a catalog, or at least one problem.
+struct CatalogLoad {
+  std::optional<Catalog> catalog;
+  std::vector<std::string> problems;
+  bool ok() const { return catalog.has_value(); }
+};
+
+CatalogLoad LoadCatalog(std::string_view json_text);
+
+}  // namespace keel

@@ -1,0 +1,134 @@
+#include "server/catalog/catalog_binding.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "server/catalog/builtin_catalog.h"
+#include "server/catalog/catalog_spec.h"
+
+namespace keel {
+namespace {
+
+// An implementation presented under its catalog entry's spec.
+class CatalogTool final : public Tool {
+ public:
+  CatalogTool(ToolSpec spec, std::unique_ptr<Tool> impl)
+      : spec_(std::move(spec)), impl_(std::move(impl)) {
+    // Only a read runs on the loop: a write must pass the kill switch and the retry rules,
+    // which live on the worker path.
+    spec_.runs_on_loop = impl_->spec().runs_on_loop && !IsWrite(spec_.effect);
+  }
+  const ToolSpec& spec() const override { return spec_; }
+  Json Call(ToolContext& ctx) override { return impl_->Call(ctx); }
+  // The implementation fingerprints the intent arguments, as its calls did.
+  Reconciled Reconcile(const Json& arguments, const Json& meta) override {
+    return impl_->Reconcile(IntentArguments(arguments, spec_.key_components), meta);
+  }
+
+ private:
+  ToolSpec spec_;
+  std::unique_ptr<Tool> impl_;
+};
+
+std::string Where(size_t index, const std::string& name) {
+  return "tools[" + std::to_string(index) + "] (" + name + ")";
+}
+
+}  // namespace
+
+CatalogLoad LoadCatalogFile(const std::string& path) {
+  if (path.empty()) return LoadCatalog(BuiltinCatalogJson());
+  std::error_code error;
+  const std::filesystem::path base = std::filesystem::absolute(path, error).parent_path();
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  if (in) text << in.rdbuf();
+  if (!in || in.bad()) {
+    CatalogLoad failed;
+    failed.problems.push_back(path + ": cannot be read");
+    return failed;
+  }
+  CatalogLoad load = LoadCatalog(text.str());
+  if (!load.catalog) return load;
+  for (size_t i = 0; i < load.catalog->tools.size(); ++i) {
+    CatalogEntry& entry = load.catalog->tools[i];
+    if (!entry.run) continue;
+    const std::filesystem::path cwd(entry.run->cwd);
+    entry.run->cwd = (entry.run->cwd.empty() ? base : cwd.is_absolute() ? cwd : base / cwd)
+                         .lexically_normal()
+                         .string();
+    // What can be checked before the first call is checked now: a typo in a path is a
+    // start-up error, not a failing call hours later.
+    const std::string where = Where(i, entry.name) + ".run";
+    if (!std::filesystem::is_directory(entry.run->cwd, error)) {
+      load.problems.push_back(where + ".cwd: " + entry.run->cwd + " is not a directory");
+      continue;
+    }
+    auto check_program = [&](const std::string& program, const std::string& field) {
+      if (program.find('/') == std::string::npos) return;  // looked up in PATH when run
+      std::filesystem::path full(program);
+      if (full.is_relative()) full = std::filesystem::path(entry.run->cwd) / full;
+      if (access(full.c_str(), X_OK) != 0) {
+        load.problems.push_back(where + "." + field + "[0]: " + full.lexically_normal().string() +
+                                " is not an executable file (relative paths start from run.cwd)");
+      }
+    };
+    check_program(entry.run->argv[0], "command");
+    if (entry.run->lookup) check_program(entry.run->lookup->argv[0], "lookup.command");
+  }
+  if (!load.problems.empty()) load.catalog.reset();
+  return load;
+}
+
+BoundCatalog BindCatalog(const Catalog& catalog,
+                         std::vector<std::unique_ptr<Tool>> implementations,
+                         const CommandToolFactory& make_command) {
+  std::map<std::string, size_t> by_name;  // into implementations; sorted for the message
+  for (size_t i = 0; i < implementations.size(); ++i) {
+    by_name.emplace(implementations[i]->spec().name, i);
+  }
+  std::string known;
+  for (const auto& [name, index] : by_name) known += (known.empty() ? "" : ", ") + name;
+
+  BoundCatalog bound;
+  for (size_t i = 0; i < catalog.tools.size(); ++i) {
+    const CatalogEntry& entry = catalog.tools[i];
+    if (entry.run) {
+      std::unique_ptr<Tool> tool = make_command ? make_command(SpecFor(entry), *entry.run) : nullptr;
+      if (tool) {
+        bound.tools.push_back(std::move(tool));
+      } else {
+        bound.problems.push_back(Where(i, entry.name) + ".run: command tools are not available here");
+      }
+      continue;
+    }
+    const auto it = by_name.find(entry.name);
+    std::unique_ptr<Tool>* impl = it == by_name.end() ? nullptr : &implementations[it->second];
+    if (impl == nullptr || !*impl) {
+      bound.problems.push_back(Where(i, entry.name) +
+                               ": keel has no implementation of that name (it has: " + known +
+                               ")");
+      continue;
+    }
+    if (IsWrite((*impl)->spec().effect) && !IsWrite(entry.effect)) {
+      bound.problems.push_back(
+          Where(i, entry.name) + ".effect: \"" + std::string(EffectClassName(entry.effect)) +
+          "\" but the tool writes (" +
+          std::string(EffectClassName((*impl)->spec().effect)) +
+          "): declaring it a read would let the kill switch and retries treat it as safe");
+      continue;
+    }
+    bound.tools.push_back(std::make_unique<CatalogTool>(SpecFor(entry), std::move(*impl)));
+  }
+  for (auto& impl : implementations) {
+    if (impl) bound.unbound.push_back(std::move(impl));  // in the order given
+  }
+  if (!bound.problems.empty()) bound.tools.clear();
+  return bound;
+}
+
+}  // namespace keel

@@ -1,0 +1,189 @@
+// Tool: one operation keel serves through tools/call, plus the context a call runs in.
+//
+// Thread-safety: Call() runs on a worker thread (or on the loop thread for tools whose
+// spec says runs_on_loop: those must return at once and never block). A Tool object is
+// shared by concurrent calls, so Call() must be reentrant.
+// Cancellation is cooperative: a tool calls ctx.checkpoint() between steps, checks
+// ctx.cancelled(), or waits on ctx.token(); its worker slot is free as soon as it returns.
+// Whatever it returns after a cancel or a timeout is discarded by the RequestCoordinator,
+// and so are its progress and log messages.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "protocol/tool_result.h"
+#include "server/runtime/cancellation.h"
+#include "server/session/client_log.h"
+#include "server/runtime/clock.h"
+#include "server/policy/policy_types.h"
+
+namespace keel {
+
+using Json = nlohmann::json;
+
+// MCP 2025-11-25 `execution.taskSupport`: may a client call the tool as a task?
+enum class TaskSupport { kForbidden, kOptional, kRequired };
+// "forbidden", "optional", "required".
+std::string_view TaskSupportName(TaskSupport support);
+
+struct ToolSpec {
+  std::string name;  // ^[a-zA-Z0-9_-]{1,64}$ (hosts reject anything else)
+  std::string title;
+  std::string description;
+  Json input_schema;  // a JSON Schema object with "type": "object"
+  Json annotations;   // MCP ToolAnnotations hints, or null
+  // Instant and non-blocking: runs on the loop thread and takes no worker slot.
+  bool runs_on_loop = false;
+  TaskSupport task_support = TaskSupport::kForbidden;
+  // What the tool does to the world; write classes are stopped by the kill switch (OPS-2).
+  EffectClass effect = EffectClass::kRead;
+
+  // From the tool catalog (server/catalog/catalog.h; docs/catalog.md). Built-in specs leave
+  // them at their defaults until the catalog describes the tool.
+  Json output_schema;    // listed as outputSchema when not null
+  std::string backend;   // the retry budget's and breaker's scope; empty: the tool's name
+  // OPS-3: calls need an `approval_id` argument, which becomes part of the idempotency key.
+  bool approval_required = false;
+  // The arguments that make a call's intent for idempotency; empty: all of them.
+  std::vector<std::string> key_components;
+  std::optional<TimeoutSettings> timeouts;  // nullopt: the policy's
+  std::optional<RetrySettings> retry;       // nullopt: the policy's
+  std::optional<int64_t> result_ttl_ms;     // nullopt: the server's default
+
+  const std::string& backend_or_name() const { return backend.empty() ? name : backend; }
+};
+
+// What a tool can tell, after a restart, about a call that a previous keel process was
+// running when it died (a durable task left `working`).
+struct Reconciled {
+  enum class Outcome {
+    kUnknown,       // the tool cannot tell: the work may or may not have happened
+    kHappened,      // it finished; `result` is what the call returned
+    kDidNotHappen,  // surely no effect: a retry is safe
+  };
+  Outcome outcome = Outcome::kUnknown;
+  Json result;  // kHappened: the CallToolResult
+};
+
+// Thrown by ToolContext::checkpoint() once the call is cancelled; the worker catches it.
+struct CallCancelled {};
+
+class ToolContext {
+ public:
+  using ProgressFn =
+      std::function<void(double progress, std::optional<double> total, std::string message)>;
+  using LogFn = std::function<void(LogLevel level, std::string message)>;
+
+  ToolContext(Json arguments, CancellationToken token, ProgressFn progress)
+      : arguments_(std::move(arguments)), token_(std::move(token)), progress_(std::move(progress)) {}
+
+  const Json& arguments() const { return arguments_; }
+  // The arguments that make the call's intent for idempotency: all of them, or only the
+  // catalog's key components (and approval_id) when it names some.
+  Json intent_arguments() const;
+  void set_key_components(std::vector<std::string> components) {
+    key_components_ = std::move(components);
+  }
+  // The request's params._meta (null when absent): idempotency keys travel there.
+  const Json& meta() const { return meta_; }
+  void set_meta(Json meta) { meta_ = std::move(meta); }
+  // Who the call is, for tools that pass it on (a command tool's KEEL_* variables).
+  struct Identity {
+    std::string intent_id;  // keel's id of the call, the same for all its attempts
+    Json request_id;        // the JSON-RPC id of tools/call; null for a task's work
+    std::string task_id;    // empty unless the call runs as a task
+    int attempt = 1;        // 1-based, set before each attempt
+    std::string attempt_id;  // "<intent_id>/<attempt>"
+  };
+  const Identity& identity() const { return identity_; }
+  void set_identity(Identity identity) { identity_ = std::move(identity); }
+  void set_attempt(int attempt, std::string attempt_id) {
+    identity_.attempt = attempt;
+    identity_.attempt_id = std::move(attempt_id);
+  }
+  // When keel will end the attempt (the call's maximum timeout, or the attempt timeout):
+  // blocking waits stay inside it.
+  TimePoint deadline() const { return deadline_; }
+  void set_deadline(TimePoint deadline) { deadline_ = deadline; }
+  // Time left before the deadline, never negative.
+  Millis remaining() const {
+    const auto left = deadline_ - std::chrono::steady_clock::now();
+    return left > Duration::zero() ? std::chrono::duration_cast<Millis>(left) : Millis(0);
+  }
+  const CancellationToken& token() const { return token_; }
+  bool cancelled() const { return token_.IsCancelled(); }
+  // Stops the tool here (throws CallCancelled) once the call is cancelled or timed out.
+  void checkpoint() const {
+    if (token_.IsCancelled()) throw CallCancelled{};
+  }
+
+  // Reports progress. A value above the last one restarts the call's idle clock; keel
+  // forwards it (rate-limited) only when the client asked for progress.
+  void ReportProgress(double progress, std::optional<double> total = std::nullopt,
+                      std::string message = std::string()) {
+    if (progress_) progress_(progress, total, std::move(message));
+  }
+
+  // Sends `message` to the client as an MCP log message (notifications/message, the tool's
+  // name as its logger) if the client's logging level lets it through; rate-limited with
+  // keel's own messages, and dropped once the call has settled. Only what the tool means
+  // the client to read: the message is not filtered for secrets.
+  void set_log(LogFn log) { log_ = std::move(log); }
+  void Log(LogLevel level, std::string message) const {
+    if (log_) log_(level, std::move(message));
+  }
+
+ private:
+  Json arguments_;
+  std::vector<std::string> key_components_;
+  Json meta_;
+  Identity identity_;
+  TimePoint deadline_ = TimePoint::max();
+  CancellationToken token_;
+  ProgressFn progress_;
+  LogFn log_;
+};
+
+class Tool {
+ public:
+  virtual ~Tool() = default;
+  virtual const ToolSpec& spec() const = 0;
+  // Returns an MCP CallToolResult ({content, structuredContent?, isError?}).
+  virtual Json Call(ToolContext& ctx) = 0;
+  // After a restart: what became of a call with these arguments and request _meta (a
+  // tool with a durable record, e.g. the ledger by idempotency key, can tell). Runs on a
+  // background thread, never on the loop.
+  virtual Reconciled Reconcile(const Json& arguments, const Json& meta) {
+    (void)arguments;
+    (void)meta;
+    return Reconciled{};
+  }
+};
+
+// Only the members of `arguments` named in `components`, plus approval_id and idempotencyKey
+// when present (the key is left out of fingerprints anyway); all of `arguments` when
+// `components` is empty.
+Json IntentArguments(const Json& arguments, const std::vector<std::string>& components);
+
+// `result` as keel may handle it: a result nested deeper than kMaxJsonDepth (bounded_json.h)
+// would recurse in every copy, comparison and encoding of it, so it becomes an isError result
+// naming the limit (type "result_too_deep", rejected_permanent: the tool ran). Applied once
+// to every tool's result, where it leaves the tool (Session::RunAttempt, and the loop-thread
+// call of a runs_on_loop tool); measured without recursion.
+Json BoundedResult(Json result, const std::string& tool);
+
+// A result as it is sent for `spec`. The official TypeScript SDK client (1.x) validates
+// structuredContent against the tool's outputSchema even on an isError result and throws
+// instead of returning the error; so for a tool with an outputSchema, an isError result whose
+// structuredContent does not match it carries that content in _meta instead:
+// _meta["dev.keel/error"] (its "error" member) or _meta["dev.keel/structuredContent"].
+// Any other result is returned unchanged.
+Json ForOutputSchema(const ToolSpec& spec, Json result);
+
+}  // namespace keel

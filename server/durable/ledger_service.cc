@@ -1,0 +1,267 @@
+#include "server/durable/ledger_service.h"
+
+#include <ctime>
+
+#include <spdlog/spdlog.h>
+
+#include "ledger/database_check.h"
+#include "ledger/fingerprint.h"
+#include "ledger/schema.h"
+#include "protocol/bounded_json.h"
+#include "server/app/exit_codes.h"
+#include "server/catalog/tool.h"
+
+namespace keel {
+namespace {
+
+constexpr size_t kMaxKeyLength = 255;
+// How long the start-up page scan (quick_check) may take. An MCP host waits for keel's
+// first answer; 2 s is short next to its timeouts and reads a few hundred MB on an idle
+// machine, far more than keel's file holds (keys are kept for --idempotency-ttl, a day).
+// A larger file is checked in part, with a warning, rather than delaying start-up.
+constexpr std::chrono::milliseconds kStartupScanBudget{2000};
+
+// Issue 17 item 12: a file keel cannot write, or whose pages are damaged, is refused at
+// start-up; served, it would answer every keyed write `ledger_error` "retry", which never
+// succeeds. Empty when the file is usable.
+std::string Unusable(Database& db, const std::string& path) {
+  const DatabaseCheck check =
+      CheckDatabase(db, std::chrono::steady_clock::now() + kStartupScanBudget);
+  switch (check.verdict) {
+    case DatabaseCheck::Verdict::kUsable:
+      break;
+    case DatabaseCheck::Verdict::kNotWritable:
+      return "cannot write the database " + path + ": " + check.problem;
+    case DatabaseCheck::Verdict::kDamaged:
+      return "the database " + path + " is damaged (" + check.problem +
+             "); restore it from a backup, or use another --db";
+  }
+  if (!check.write_proven) {
+    spdlog::warn(
+        "{}: another process held the write lock at start-up; could not prove the "
+        "file writable",
+        path);
+  }
+  if (!check.scan_complete) {
+    spdlog::warn(
+        "{}: the start-up check of its pages stopped after {} ms; the part it read "
+        "is sound",
+        path, kStartupScanBudget.count());
+  }
+  return {};
+}
+
+// The stored result with the replay marked in its `_meta` (IDEM-4: `stored` is already a
+// fresh copy parsed from the ledger).
+Json MarkReplay(Json stored, const LedgerRecord& record) {
+  if (!stored.is_object()) stored = Json::object();
+  Json& meta = stored["_meta"];
+  if (!meta.is_object()) meta = Json::object();
+  meta["dev.keel/replayed"] = true;
+  meta["dev.keel/original_time"] = IsoTime(record.updated_ms);
+  meta["dev.keel/attempts"] = record.attempts;
+  return stored;
+}
+
+Json KeyError(const std::string& type, const std::string& text, const std::string& tool,
+              const std::string& key, int64_t retry_after_ms = 0) {
+  Json error = {{"type", type}, {"tool", tool}, {"idempotency_key", key}};
+  if (retry_after_ms > 0) error["retry_after_ms"] = retry_after_ms;
+  return ErrorResult(text, error);
+}
+
+}  // namespace
+
+std::string IsoTime(int64_t epoch_ms) {
+  const std::time_t seconds = static_cast<std::time_t>(epoch_ms / 1000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char text[40];
+  const size_t n = std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &utc);
+  std::snprintf(text + n, sizeof(text) - n, ".%03dZ", static_cast<int>(epoch_ms % 1000));
+  return text;
+}
+
+std::string IdempotencyKey(const Json& meta, const Json& arguments, std::string* problem) {
+  std::string key;
+  auto take = [&](const Json& value, const char* where) {
+    if (!value.is_string() || value.get_ref<const std::string&>().empty() ||
+        value.get_ref<const std::string&>().size() > kMaxKeyLength) {
+      *problem = std::string(where) + " must be a string of 1 to 255 characters";
+      return;
+    }
+    const std::string& given = value.get_ref<const std::string&>();
+    if (!key.empty() && key != given) {
+      *problem = "_meta[\"dev.keel/idempotency-key\"] and arguments.idempotencyKey differ";
+      return;
+    }
+    key = given;
+  };
+  if (meta.is_object()) {
+    const auto it = meta.find("dev.keel/idempotency-key");
+    if (it != meta.end()) take(*it, "_meta[\"dev.keel/idempotency-key\"]");
+  }
+  if (problem->empty() && arguments.is_object()) {
+    const auto it = arguments.find("idempotencyKey");
+    if (it != arguments.end()) take(*it, "arguments.idempotencyKey");
+  }
+  return problem->empty() ? key : std::string();
+}
+
+std::string ApprovalScopedKey(std::string key, const Json& arguments) {
+  if (!arguments.is_object()) return key;
+  const auto it = arguments.find("approval_id");
+  if (it == arguments.end() || !it->is_string() || it->get_ref<const std::string&>().empty()) {
+    return key;
+  }
+  const std::string scope = "approval:" + it->get<std::string>();
+  return key.empty() ? scope : key + "|" + scope;
+}
+
+std::unique_ptr<LedgerService> LedgerService::Open(Options options, std::string* error,
+                                                   int* exit_code) {
+  std::unique_ptr<Database> db = Database::Open(options.path, error);
+  if (!db) {
+    *error = "cannot open the database " + options.path + ": " + *error;
+    *exit_code = kExitCantCreate;
+    return nullptr;
+  }
+  // Checked before migrating: a file that cannot be written (or is damaged) is a file keel
+  // cannot use (73), whatever schema version it has.
+  if (std::string problem = Unusable(*db, options.path); !problem.empty()) {
+    *error = std::move(problem);
+    *exit_code = kExitCantCreate;
+    return nullptr;
+  }
+  std::string why;
+  switch (Migrate(*db, &why)) {
+    case MigrateStatus::kOk:
+      break;
+    case MigrateStatus::kNewerThanBinary:
+      *error = "the database " + options.path + " was written by a newer keel (schema newer " +
+               "than version " + std::to_string(SchemaVersion()) + "); use that keel or another --db";
+      *exit_code = kExitConfig;
+      return nullptr;
+    case MigrateStatus::kError:
+      *error = "cannot prepare the database " + options.path + ": " + why;
+      *exit_code = kExitConfig;
+      return nullptr;
+  }
+  std::unique_ptr<LedgerService> service(new LedgerService(std::move(options)));
+  // The connection that migrated becomes the opening thread's own.
+  auto mine = std::make_unique<PerThread>();
+  mine->db = std::move(db);
+  mine->ledger = std::make_unique<MutationLedger>(*mine->db, service->LedgerOptions());
+  service->threads_.emplace(std::this_thread::get_id(), std::move(mine));
+  return service;
+}
+
+LedgerService::PerThread& LedgerService::ForThisThread() {
+  const std::thread::id self = std::this_thread::get_id();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = threads_.find(self);
+    if (it != threads_.end()) return *it->second;
+  }
+  std::string error;
+  auto mine = std::make_unique<PerThread>();
+  mine->db = Database::Open(options_.path, &error);
+  if (!mine->db) throw SqliteError(0, "cannot open " + options_.path + ": " + error);
+  mine->ledger = std::make_unique<MutationLedger>(*mine->db, LedgerOptions());
+  std::lock_guard<std::mutex> lock(mu_);
+  return *threads_.emplace(self, std::move(mine)).first->second;
+}
+
+MutationLedger::Options LedgerService::LedgerOptions() {
+  MutationLedger::Options options;
+  options.owner = options_.owner;
+  options.ttl_ms = options_.ttl_ms;
+  options.writer = &writer_;
+  return options;
+}
+
+Database& LedgerService::Db() { return *ForThisThread().db; }
+MutationLedger& LedgerService::Ledger() { return *ForThisThread().ledger; }
+
+Json LedgerService::RunKeyed(const std::string& tool, const std::string& key,
+                             const Json& arguments, std::chrono::milliseconds wait,
+                             const std::function<EffectOutcome(Database&)>& effect) {
+  const std::string fingerprint = Fingerprint(tool, arguments);
+  MutationLedger::Outcome outcome = Ledger().RunInDatabase(tool, key, fingerprint, wait, effect);
+  if (outcome.status == MutationLedger::Status::kExecuted) return outcome.result;
+  return LedgerAnswer(std::move(outcome), tool, key);
+}
+
+Json LedgerAnswer(MutationLedger::Outcome outcome, const std::string& tool,
+                  const std::string& key) {
+  switch (outcome.status) {
+    case MutationLedger::Status::kExecuted:
+      return outcome.result;
+    case MutationLedger::Status::kReplayed:
+      if (!outcome.result.is_object()) {
+        // The row is terminal but its stored result reads as null (mutation_ledger.h): the
+        // file was changed under keel. The call ran; its answer is lost, not re-run.
+        return KeyError("stored_result_unreadable",
+                        "A call with idempotency key '" + key + "' for tool '" + tool +
+                            "' already ran, but its stored result cannot be read (not JSON, or "
+                            "nested deeper than " +
+                            std::to_string(kMaxJsonDepth) +
+                            " levels); nothing was executed again. Look it up with "
+                            "ledger_lookup.",
+                        tool, key);
+      }
+      return MarkReplay(std::move(outcome.result), outcome.record);
+    case MutationLedger::Status::kMismatch:
+      return KeyError("idempotency_key_mismatch",
+                      "Idempotency key '" + key + "' was already used with different arguments "
+                      "for tool '" + tool + "'; nothing was executed. Use a new key for a new "
+                      "intent, or repeat the original arguments to get the original result.",
+                      tool, key);
+    case MutationLedger::Status::kInProgress:
+      return KeyError("idempotency_in_progress",
+                      "A call with idempotency key '" + key + "' for tool '" + tool +
+                          "' is still running elsewhere; nothing was executed. Retry with the "
+                          "same key and arguments after retry_after_ms.",
+                      tool, key, std::max<int64_t>(outcome.retry_after_ms, 1));
+    case MutationLedger::Status::kNeedsReconciliation:
+      return KeyError("needs_reconciliation",
+                      "An earlier call with idempotency key '" + key + "' for tool '" + tool +
+                          "' ended without a known outcome; nothing was executed. Look it up "
+                          "with ledger_lookup before deciding what to do.",
+                      tool, key);
+    case MutationLedger::Status::kBusy:
+      return KeyError("ledger_busy",
+                      "The ledger was busy with another writer; nothing was executed. Retry "
+                      "with the same key and arguments.",
+                      tool, key, std::max<int64_t>(outcome.retry_after_ms, 50));
+    case MutationLedger::Status::kError:
+      break;
+  }
+  spdlog::error("ledger error for {} key {}: {}", tool, key, outcome.error);
+  return KeyError("ledger_error",
+                  "The ledger failed; nothing was committed. Retry with the same key and "
+                  "arguments.",
+                  tool, key, 100);
+}
+
+Json LedgerService::RunUnkeyed(const std::function<EffectOutcome(Database&)>& effect) {
+  Database& db = Db();
+  try {
+    WriterGate::Hold writer;
+    if (!writer_.Enter(std::chrono::milliseconds(5000), &writer)) {
+      return ErrorResult("The ledger was busy with another writer; nothing was executed.",
+                         Json{{"type", "ledger_busy"}, {"retry_after_ms", 100}});
+    }
+    WriteTransaction transaction(db);
+    EffectOutcome outcome = effect(db);
+    if (outcome.transient) return outcome.result;  // rolled back by the destructor
+    transaction.Commit();
+    return outcome.result;
+  } catch (const SqliteError& e) {
+    spdlog::error("unkeyed mutation failed: {}", e.what());
+    return ErrorResult("The database failed; nothing was committed.",
+                       Json{{"type", "ledger_error"}, {"retry_after_ms", 100}});
+  }
+}
+
+}  // namespace keel

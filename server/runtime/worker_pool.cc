@@ -1,0 +1,194 @@
+#include "server/runtime/worker_pool.h"
+
+#include <algorithm>
+#include <cassert>
+#include <system_error>
+
+#include <spdlog/spdlog.h>
+
+namespace keel {
+
+WorkerPool::WorkerPool(size_t threads, size_t max_extra) : base_(threads), max_extra_(max_extra) {
+  workers_.reserve(threads);
+  for (size_t i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>());
+  live_ = threads;
+  for (auto& worker : workers_) {
+    worker->thread = std::thread([this, w = worker.get()] { WorkerMain(*w); });
+  }
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  // Unpark() only grants a permit, so waking a worker that is not parked is harmless.
+  // Retired workers have left their loop already: their join returns at once.
+  for (auto& worker : workers_) worker->parker.Unpark();
+  for (auto& worker : workers_) {
+    if (worker->thread.joinable()) worker->thread.join();
+  }
+}
+
+void WorkerPool::Submit(Job job) {
+  std::vector<Job> jobs;
+  jobs.push_back(std::move(job));
+  SubmitAll(jobs);
+}
+
+void WorkerPool::SubmitAll(std::vector<Job>& jobs) {
+  if (base_ == 0) {
+    for (Job& job : jobs) job();
+    jobs.clear();
+    return;
+  }
+  Worker* to_wake = nullptr;  // claimed sleepers, linked through next_to_wake
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (Job& job : jobs) queue_.push_back(std::move(job));
+    pending_ += jobs.size();
+    // One sleeper per job, the longest asleep first (measured better than the most recent).
+    // With no sleeper left, every worker is running a job or about to look at the queue
+    // under mu_, so the remaining jobs are picked up without a wake-up.
+    Worker** tail = &to_wake;
+    for (size_t i = 0; i < jobs.size() && !sleepers_.empty(); ++i) {
+      *tail = sleepers_.front();
+      sleepers_.pop_front();
+      tail = &(*tail)->next_to_wake;
+    }
+    *tail = nullptr;
+  }
+  jobs.clear();
+  // Unparked outside mu_: a woken worker wants mu_ at once.
+  while (to_wake != nullptr) {
+    Worker* worker = to_wake;
+    to_wake = worker->next_to_wake;  // read first: once unparked, it may be claimed anew
+    worker->parker.Unpark();
+  }
+}
+
+void WorkerPool::Hold() {
+  Worker* to_start = nullptr;
+  bool crossed_cap = false;
+  size_t held = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    held = ++held_;
+    if (base_ > 0 && live_ < TargetLive()) {
+      // A surplus thread that has not retired yet counts in live_ and simply stays; only a
+      // real shortfall restarts a retired worker, or adds one.
+      ++live_;
+      for (auto& worker : workers_) {
+        if (worker->retired) {
+          to_start = worker.get();
+          break;
+        }
+      }
+      if (to_start == nullptr) {
+        workers_.push_back(std::make_unique<Worker>());
+        to_start = workers_.back().get();
+      }
+      to_start->retired = false;
+    } else if (base_ > 0 && held_ > max_extra_ && !over_cap_) {
+      over_cap_ = true;
+      crossed_cap = true;
+    }
+  }
+  if (to_start != nullptr) Start(to_start);
+  spdlog::warn("worker slot held by a call that ignored cancellation; {} held", held);
+  if (crossed_cap) {
+    spdlog::warn(
+        "worker pool at its cap of {} extra threads: further held slots are counted, "
+        "not replaced; {} held",
+        max_extra_, held);
+  }
+}
+
+void WorkerPool::Release() {
+  Worker* to_retire = nullptr;
+  size_t held = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    assert(held_ > 0 && "Release() without a Hold()");
+    if (held_ == 0) return;
+    held = --held_;
+    if (held_ <= max_extra_) over_cap_ = false;
+    // A parked worker is woken to retire; with none parked, the first worker to find the
+    // queue empty retires instead of parking.
+    if (live_ > TargetLive() && !sleepers_.empty()) {
+      to_retire = sleepers_.back();
+      sleepers_.pop_back();
+    }
+  }
+  if (to_retire != nullptr) to_retire->parker.Unpark();
+  spdlog::info("held worker slot released; {} held", held);
+}
+
+size_t WorkerPool::held() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return held_;
+}
+
+size_t WorkerPool::live_threads() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return live_;
+}
+
+size_t WorkerPool::pending() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pending_;
+}
+
+bool WorkerPool::WaitIdle(TimePoint deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return idle_cv_.wait_until(lock, deadline, [this] { return pending_ == 0; });
+}
+
+size_t WorkerPool::TargetLive() const { return base_ + std::min(held_, max_extra_); }
+
+void WorkerPool::Start(Worker* worker) {
+  // A retired thread has left its loop; join() waits at most for its return.
+  if (worker->thread.joinable()) worker->thread.join();
+  try {
+    worker->thread = std::thread([this, worker] { WorkerMain(*worker); });
+  } catch (const std::system_error& e) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --live_;
+      worker->retired = true;  // a later Hold() tries again
+    }
+    spdlog::error("could not start a worker thread for a held slot: {}", e.what());
+  }
+}
+
+void WorkerPool::WorkerMain(Worker& self) {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    if (queue_.empty()) {
+      if (stopping_) return;  // nothing left to run
+      // Surplus after a Release(): retire instead of parking. Never with jobs queued: this
+      // worker may be the one a SubmitAll() claimed for them.
+      if (live_ > TargetLive()) {
+        --live_;
+        self.retired = true;
+        return;
+      }
+      sleepers_.push_back(&self);
+      lock.unlock();
+      self.parker.Park();
+      lock.lock();
+      // The job it was woken for may have gone to a worker that finished meanwhile:
+      // look again, and park again if the queue is empty.
+      continue;
+    }
+    Job job = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    job();
+    job = nullptr;  // release captured state before reporting idle
+    lock.lock();
+    if (--pending_ == 0) idle_cv_.notify_all();
+  }
+}
+
+}  // namespace keel

@@ -1,0 +1,52 @@
+// ClientLog: MCP's logging capability — notifications/message to the client at or above
+// the level set by logging/setLevel. Loop thread only.
+//
+// Invariants:
+//  1. Nothing is sent before the client calls logging/setLevel (the spec lets the server
+//     choose; hosts that never ask get a quiet stream), unless keel was started with a
+//     level for them (--client-log-level: for clients whose setLevel never reaches keel,
+//     such as mcp-proxy, which answers it itself).
+//  2. At most kBurst messages at once and kPerSecond on average (token bucket on the
+//     injected clock); the rest are dropped and counted.
+//  3. keel's own messages carry no secrets, arguments or results: only what keel itself
+//     observed. A tool's messages (ToolContext::Log) are what the tool chose to tell.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "server/runtime/clock.h"
+#include "server/transport/output_sink.h"
+
+namespace keel {
+
+enum class LogLevel { kDebug, kInfo, kNotice, kWarning, kError, kCritical, kAlert, kEmergency };
+
+std::optional<LogLevel> ParseLogLevel(std::string_view name);
+std::string_view LogLevelName(LogLevel level);
+
+class ClientLog {
+ public:
+  static constexpr double kPerSecond = 10;
+  static constexpr double kBurst = 20;
+
+  ClientLog(OutputSink& sink, const Clock& clock) : sink_(sink), clock_(clock) {}
+
+  void SetLevel(LogLevel level) { threshold_ = level; }
+  void Log(LogLevel level, std::string_view logger, nlohmann::json data);
+
+  uint64_t dropped() const { return dropped_; }
+
+ private:
+  OutputSink& sink_;
+  const Clock& clock_;
+  std::optional<LogLevel> threshold_;
+  double tokens_ = kBurst;
+  TimePoint last_refill_{};
+  uint64_t dropped_ = 0;
+};
+
+}  // namespace keel

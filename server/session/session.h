@@ -1,0 +1,228 @@
+// Session: one MCP connection over stdio — lifecycle, method dispatch, the tools/call
+// path into the worker pool, and the shutdown sequence. This is the orchestrator; the
+// rules it applies live in the pieces it wires (codec, registry, coordinator, outbox).
+//
+// Thread: loop thread only. Workers report back through EventLoop::Post().
+// Invariants:
+//  1. ping is answered at once, at any time, whatever the workers are doing (unless its id
+//     is in flight: 3).
+//  2. Before initialize only ping is served; unknown methods get -32601 at any time.
+//  3. A request whose id is still in flight (a tools/call, a task creation not yet
+//     answered, a waiting tasks/result; 1 and "1" are different ids) gets -32600 whatever
+//     its method, and is not served.
+//  4. Every request gets exactly one answer, except a tools/call that was cancelled.
+//     tools/call fates are the RequestCoordinator's; the session arms one loop timer at
+//     its next deadline (timeouts, rate-limited progress).
+//  5. Once shutdown begins, no new input is read; live calls get `shutdown_grace` to
+//     finish, then are settled with an error; then on_finished runs once (after the
+//     task store has written what was decided).
+//  6. Durable tasks (2025-11-25 only, and only with a task store): a tools/call with
+//     params.task creates a task (TaskManager) whose work runs like a call without a
+//     request waiting; tasks/* are the TaskManager's. With 2025-06-18 the task capability
+//     is not offered, tasks/* are unknown methods and params.task is ignored.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "protocol/json_rpc.h"
+#include "server/session/client_log.h"
+#include "server/runtime/clock.h"
+#include "server/runtime/event_loop.h"
+#include "server/transport/output_sink.h"
+#include "server/call/degraded_answer.h"
+#include "server/policy/breaker_registry.h"
+#include "server/policy/policy.h"
+#include "server/policy/retry_executor.h"
+#include "server/call/request_coordinator.h"
+#include "server/tasks/task_manager.h"
+#include "server/tasks/task_store_thread.h"
+#include "server/catalog/tool_registry.h"
+#include "server/trace/trace_log.h"
+#include "server/runtime/worker_pool.h"
+
+namespace keel {
+
+struct SessionOptions {
+  size_t max_inflight = 256;
+  size_t page_size = 100;  // tools per tools/list page
+  Duration shutdown_grace = Millis(1500);
+  CallLimits call_limits;                   // --idle-timeout, --max-timeout
+  Duration progress_interval = Millis(50);  // per request: at most 20 progress/s
+  Duration hold_after = Millis(100);        // a cancelled tool still running is "held"
+  std::string correlation_prefix = "k";     // correlation ids are "<prefix>-<n>"
+  size_t max_line_bytes = 16 << 20;  // quoted in the oversized-line error
+  std::string server_version = "0.0.0";
+  TaskOptions tasks;  // used when the session has a task store
+  // OPS-1 for every tool (--shadow): retry decisions are recorded, not applied.
+  bool shadow = false;
+  // 64 random bits for backoff jitter; called on worker threads, so it must be thread-safe.
+  // Null: a per-thread std::mt19937_64 seeded from std::random_device.
+  std::function<uint64_t()> random;
+  // The kill switch for writes (OPS-2), read on the worker just before a write-class tool
+  // would start; must be thread-safe. Null: writes are never blocked.
+  std::function<bool()> writes_blocked;
+  // --trace-file (OBS-1): one record per call start/end, attempt start/end, timeout and
+  // cancel. Null: no trace. `trace_arguments` adds the call's arguments (--trace-arguments).
+  TraceLog* trace = nullptr;
+  bool trace_arguments = false;
+  // The client log level until the client sets one (--client-log-level); nullopt: no
+  // notifications/message before logging/setLevel.
+  std::optional<LogLevel> client_log_level;
+};
+
+// OPS-3: whether a call of `spec` carries the approval it needs (always true when the tool
+// needs none), and the answer when it does not: never retried, nothing ran.
+bool HasApproval(const ToolSpec& spec, const Json& arguments);
+std::string ApprovalRequiredText(const ToolSpec& spec);
+Json ApprovalRequiredError(const ToolSpec& spec);
+
+class Session {
+ public:
+  // Without `task_store`, durable tasks are not offered.
+  Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, WorkerPool& pool,
+          SessionOptions options, TaskStoreThread* task_store = nullptr,
+          std::function<int64_t()> wall_clock_ms = nullptr);
+
+  // One input line (without its newline).
+  void HandleLine(std::string_view line);
+  // An input line longer than max_line_bytes was skipped.
+  void HandleOversizedLine(size_t bytes);
+  // Stops serving: `why` is logged. Idempotent; a second call during the grace is ignored.
+  void BeginShutdown(std::string_view why);
+  // Ends the grace at once (a second signal).
+  void ShutdownNow();
+
+  // The outbox dropped unsent progress of request stream `stream` for a slow client (BP-1):
+  // the request is marked needs_resync.
+  void OnProgressDropped(uint64_t stream) { coordinator_.MarkNeedsResync(stream); }
+
+  void set_on_finished(std::function<void()> fn) { on_finished_ = std::move(fn); }
+  void set_on_stop_reading(std::function<void()> fn) { on_stop_reading_ = std::move(fn); }
+
+  bool initialized() const { return initialized_; }
+  const RequestCoordinator& coordinator() const { return coordinator_; }
+  // Null without a task store.
+  TaskManager* tasks() { return tasks_.get(); }
+  // The resilience policy in force; a reload swaps it (loop thread). Its version goes into
+  // every trace record.
+  void SetPolicy(PolicyHandle policy) { policy_ = std::move(policy); }
+  const PolicyHandle& policy() const { return policy_; }
+
+ private:
+  void HandleRequest(Message& message);
+  void HandleNotification(const Message& message);
+
+  void Initialize(const Message& message);
+  void ListTools(const Message& message);
+  void SetLogLevel(const Message& message);
+  void CallTool(Message& message);
+  // session_tasks.cc: a task-augmented tools/call, and the work of a created task.
+  void CreateTask(const Json& id, const Tool& tool, Json arguments, Json meta,
+                  Json progress_token, const Json& task);
+  std::optional<uint64_t> StartTaskWork(const TaskRecord& task, Json progress_token);
+  void HandleTaskMethod(const Message& message);
+  // The job a worker runs for one call or task (task_id empty for a call).
+  // session_job.cc. `policy` is the tool's effective policy (attempt timeout, retries,
+  // shadow); `max` bounds the whole call.
+  WorkerPool::Job MakeJob(uint64_t generation, std::shared_ptr<CallControl> control, Tool* tool,
+                          ToolPolicy policy, Duration max, Json arguments, Json meta,
+                          std::string task_id);
+  // The trace of one call or task's work (OBS-1), kept from its start to its settle.
+  struct CallTrace {
+    std::string trace_id;
+    std::string call_span;
+    std::string parent_span;  // the client's span from _meta.traceparent, or empty
+    Json attributes;          // shared by every record of the call
+    TimePoint start;
+  };
+  void TraceCallStart(uint64_t generation, const Tool& tool, const Json& request_id,
+                      const Json& meta, const Json& arguments, const std::string& task_id);
+  void TraceCallEnd(uint64_t generation, CallState state, const std::string& reason);
+  // What the worker side of a call uses (session_job.cc). Jobs hold it by shared_ptr, so a
+  // tool that returns after the Session is gone (a test harness tearing down while a worker
+  // still runs) finds it alive; nothing here refers back to the Session.
+  struct WorkerShared {
+    TraceLog* trace = nullptr;            // --trace-file (it outlives every session)
+    std::function<bool()> writes_blocked;  // the kill switch (OPS-2)
+    std::function<uint64_t()> random;      // backoff jitter
+    SteadyClock clock;                     // workers read it: the loop's may be a test fake
+    BreakerRegistry breakers{clock};       // per (tool, backend) (CB-1); thread-safe
+    LastGoodResults last_good;             // reads' fallback while open (CB-2); thread-safe
+    RetryBudgetPool retry_budgets;         // per backend (BUD-2); thread-safe
+  };
+  // One attempt of a call on its worker: the kill switch, the tool, its trace records.
+  struct AttemptRun {
+    Json result;
+    bool threw = false;
+    bool stopped = false;  // it reached a checkpoint after a cancel
+  };
+  static AttemptRun RunAttempt(WorkerShared& w, Tool& tool, ToolContext& ctx,
+                               const std::optional<CallTrace>& trace, int attempt,
+                               const std::string& attempt_id,
+                               const BreakerPermit* permit = nullptr);
+  // One attempt behind the tool's circuit breaker (CB-1, CB-2): rejected fast with a
+  // degraded answer while open, else run and recorded; reads remember their last good result.
+  static Json GuardedAttempt(WorkerShared& w, Tool& tool, ToolContext& ctx,
+                             CircuitBreaker& breaker, const std::optional<CallTrace>& trace,
+                             const AttemptInfo& info, AttemptRun& last);
+  static void TraceBreaker(WorkerShared& w, const std::optional<CallTrace>& trace,
+                           const char* event, const AttemptInfo& info,
+                           const BreakerPermit& permit, const BreakerSnapshot& now);
+  static void TraceRetryEvent(WorkerShared& w, const std::optional<CallTrace>& trace,
+                              const RetryEvent& event);
+  // The kill switch stops this write-class tool now (worker thread).
+  static bool WriteBlocked(const WorkerShared& w, const Tool& tool);
+  // At --max-inflight: collects finished results first, then tells whether still full.
+  bool AtCapacity();
+
+  // A request answered later (a call, a task request) still uses `id`.
+  bool IdInFlight(const Json& id) const;
+  void RejectDuplicateId(const Json& id);
+  void Reply(const Json& id, const Json& result);
+  void ReplyError(const Json& id, int code, std::string_view message);
+
+  void FinishShutdown();
+  // Hands the calls accepted so far to the pool in one go (see unsubmitted_).
+  void SubmitHeldCalls();
+  // Keeps one loop timer at the coordinator's next deadline.
+  void ArmDeadlineTimer();
+
+  EventLoop& loop_;
+  OutputSink& sink_;
+  const ToolRegistry& tools_;
+  WorkerPool& pool_;
+  SessionOptions options_;
+  RequestCoordinator coordinator_;
+  ClientLog client_log_;
+  std::unique_ptr<TaskManager> tasks_;
+  std::unordered_map<uint64_t, CallTrace> traces_;  // live calls, when tracing
+  std::shared_ptr<WorkerShared> shared_;  // see WorkerShared
+  std::string protocol_version_;
+  PolicyHandle policy_;
+  bool tasks_negotiated_ = false;  // initialize chose 2025-11-25 and tasks are available
+  // Calls accepted in this loop iteration and not yet handed to the pool. They go together
+  // before the loop waits, so the calls of one read of stdin wake each worker once, not once
+  // per call (a wake-up costs more than an echo). At most kMaxHeldCalls wait here, which
+  // bounds how long a call waits for the lines behind it to be parsed.
+  static constexpr size_t kMaxHeldCalls = 16;
+  std::vector<WorkerPool::Job> unsubmitted_;
+
+  bool initialized_ = false;
+  bool shutting_down_ = false;
+  bool finished_ = false;
+  bool waiting_for_task_store_ = false;
+  std::optional<EventLoop::TimerId> grace_timer_;
+  std::optional<EventLoop::TimerId> deadline_timer_;
+  std::optional<TimePoint> armed_deadline_;
+  std::function<void()> on_finished_;
+  std::function<void()> on_stop_reading_;
+};
+
+}  // namespace keel

@@ -1,0 +1,180 @@
+// TaskManager: MCP 2025-11-25 durable tasks on the loop thread (TASK-1, TASK-2). It answers
+// tasks/get, tasks/list, tasks/result and tasks/cancel, creates a task for a task-augmented
+// tools/call, and turns the fate of a task's work (from the RequestCoordinator) into durable
+// task state. Every read and write goes through the TaskStoreThread; answers come back
+// through EventLoop::Post.
+//
+// Thread: loop thread only.
+// Invariants:
+//  1. CreateTaskResult is sent only after the task row is committed; the work starts after.
+//  2. The loop decides each live task's terminal state once, in memory, before the write
+//     (first of: the work settles, tasks/cancel). The store thread writes in that order
+//     (FIFO), so tasks/get posted after a decision reads it.
+//  3. tasks/cancel of a live task: the task is cancelled in memory, its work is cancelled
+//     (no progress after), the row is written cancelled (phase requested), and only then is
+//     the response sent, saying what was written. Answers and status notifications always
+//     show a state once it is written, in the order written. Whatever the work does later leaves the status cancelled; when its
+//     worker returns, the phase becomes observed (it stopped at a checkpoint, or never
+//     started) or finished_after_cancel (it ran to its end; what it returned is kept).
+//  4. tasks/result of a live task waits, without polling, until the terminal state is
+//     written; it answers what the call would have returned plus the related-task _meta,
+//     and a JSON-RPC error (-32603, data.status "cancelled") for a cancelled task.
+//  5. Every request this class answers later is tracked: its id counts as in flight, and
+//     notifications/cancelled for it drops the answer (a cancelled creation cancels the
+//     task it made). Progress and status notifications go out only after
+//     notifications/initialized; status notifications carry the full Task.
+//  6. Shutdown leaves unfinished tasks `working` in the file: the next start-up (or another
+//     keel on the same file) recovers them (see task_recovery.h).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ledger/task_store.h"
+#include "server/runtime/event_loop.h"
+#include "server/transport/output_sink.h"
+#include "server/call/settlement.h"
+#include "server/tasks/task_store_thread.h"
+
+namespace keel {
+
+using Json = nlohmann::json;
+
+struct TaskOptions {
+  size_t max_tasks = 64;                       // --max-tasks: live tasks in this process
+  int64_t max_ttl_ms = 24LL * 3600 * 1000;     // --task-max-ttl; 0: unlimited (ttl null)
+  int64_t poll_interval_ms = 1000;             // --task-poll-interval
+  size_t page_size = 100;                      // tasks per tasks/list page
+  std::string owner;                           // this process, as in the ledger
+  int64_t pid = 0;
+  int64_t lease_ms = 60000;                    // renewed every lease_ms / 3
+};
+
+class TaskManager {
+ public:
+  // Starts the work of a freshly created task; returns its coordinator generation, or
+  // nullopt when the server is shutting down (the task then fails without running).
+  using StartFn = std::function<std::optional<uint64_t>(const TaskRecord& task, Json progress_token)>;
+  // Cancels a task's work in the coordinator (CancelTask).
+  using CancelWorkFn = std::function<void(uint64_t generation)>;
+
+  TaskManager(EventLoop& loop, OutputSink& sink, TaskStoreThread& store, TaskOptions options,
+              std::function<int64_t()> now_ms);
+
+  void set_start(StartFn fn) { start_ = std::move(fn); }
+  void set_cancel_work(CancelWorkFn fn) { cancel_work_ = std::move(fn); }
+
+  // A validated task-augmented tools/call.
+  struct CreateRequest {
+    Json id;                // the tools/call request id
+    std::string tool;
+    Json params;            // {name, arguments, _meta?}, stored as the task's request
+    std::optional<int64_t> requested_ttl_ms;  // params.task.ttl
+    std::string idempotency_key;  // empty: none
+    std::string fingerprint;      // of (tool, arguments) when keyed
+    Json progress_token;          // null: no progress notifications
+  };
+  // No room for another task (--max-tasks), counting creations not yet committed.
+  bool AtLimit() const { return live_.size() + creating_ >= options_.max_tasks; }
+  void Create(CreateRequest request);
+
+  void Get(const Json& id, const Json& params);
+  void List(const Json& id, const Json& params);
+  void Result(const Json& id, const Json& params);
+  void Cancel(const Json& id, const Json& params);
+
+  // The coordinator settled a task's work (its on_settle).
+  void OnSettled(const std::string& task_id, CallState state, Json result, Json error);
+  enum class WorkEnd { kNeverStarted, kStoppedAtCheckpoint, kReturned };
+  // A task's worker returned (`result` is what the tool returned) or its job found the
+  // work settled before it started.
+  void OnWorkEnded(const std::string& task_id, WorkEnd how, Json result);
+
+  // A request of ours is still unanswered (invariant 5).
+  bool InFlight(const Json& id) const;
+  // notifications/cancelled for one of our requests: true when it was ours.
+  bool CancelRequest(const Json& id);
+
+  void set_client_ready() { client_ready_ = true; }
+  // Shutdown: unanswered tasks/result requests get an error now.
+  void ShutDown();
+  // No store job is outstanding (shutdown waits for it).
+  bool idle() const { return jobs_in_flight_ == 0; }
+  void set_on_idle(std::function<void()> fn) { on_idle_ = std::move(fn); }
+
+  // Periodic upkeep on the store thread: lease renewal for this process's tasks, and the
+  // sweep of expired tasks plus recovery of orphans (`recover` runs on the store thread).
+  void StartMaintenance(std::function<void(TaskStore&)> recover);
+
+  size_t live() const { return live_.size(); }
+  // The coordinator generation of a live task's work (tests and diagnostics).
+  std::optional<uint64_t> GenerationOf(const std::string& task_id) const {
+    const auto it = live_.find(task_id);
+    if (it == live_.end()) return std::nullopt;
+    return it->second.generation;
+  }
+
+ private:
+  struct Live {
+    TaskRecord record;          // the loop's view: status is the decided one
+    uint64_t generation = 0;    // its work in the coordinator
+    bool work_ended = false;    // the worker returned, or the work never started
+    bool terminal_written = false;  // the terminal state is written (or failed to be)
+    size_t writes_pending = 0;      // store writes of this task not yet come back
+    std::vector<Json> waiters;  // tasks/result requests, in arrival order
+  };
+
+  // Runs `work` on the store thread and `done` on the loop with what it returned, or with
+  // the SqliteError text (`error` non-empty, value default).
+  template <typename T>
+  void Store(std::function<T(TaskStore&)> work, std::function<void(T, std::string error)> done);
+
+  // Invariant 5: answers (or drops, when cancelled) a tracked request.
+  void Track(const Json& id);
+  void Answer(const Json& id, const std::string& line);
+  void AnswerResult(const Json& id, const Json& result);
+  void AnswerError(const Json& id, int code, const std::string& message,
+                   const Json& data = Json());
+  // tasks/result for a terminal task: its outcome, or the cancelled error.
+  void AnswerOutcome(const Json& id, const TaskRecord& task);
+  void NotifyStatus(const TaskRecord& task);
+
+  // Writes the decided terminal state of a live task, then answers its waiters.
+  void Persist(const std::string& task_id);
+  void AfterCancel(const std::string& task_id, WorkEnd how, Json result);
+  void EraseIfDone(const std::string& task_id);
+  // Answers the error when the store failed, or the task is unknown or expired ("Failed
+  // to <action> task: ..."); false when `task` is there to use.
+  bool AnswerIfUnavailable(const Json& id, const std::string& task_id,
+                           const std::optional<TaskRecord>& task, const std::string& error,
+                           const char* action);
+  // The task id of tasks/get|result|cancel params, or an error answered (nullopt).
+  std::optional<std::string> TaskIdParam(const Json& id, const Json& params);
+  void JobDone();
+
+  EventLoop& loop_;
+  OutputSink& sink_;
+  TaskStoreThread& store_;
+  TaskOptions options_;
+  std::function<int64_t()> now_ms_;
+  StartFn start_;
+  CancelWorkFn cancel_work_;
+
+  std::unordered_map<std::string, Live> live_;  // task id -> a task this process runs
+  size_t creating_ = 0;                         // creations waiting for their commit
+  // IdKey of every request answered later -> cancelled by notifications/cancelled.
+  std::unordered_map<std::string, bool> pending_;
+  bool client_ready_ = false;
+  size_t jobs_in_flight_ = 0;
+  std::function<void()> on_idle_;
+  std::function<void()> renew_timer_;   // lease renewal, every lease_ms / 3
+  std::function<void()> upkeep_timer_;  // recovery and sweep, every minute
+};
+
+}  // namespace keel

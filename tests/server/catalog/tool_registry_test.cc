@@ -1,0 +1,98 @@
+// ToolRegistry: only tools that every host accepts get in — names matching
+// ^[a-zA-Z0-9_-]{1,64}$ (one bad name hides all tools in Claude Desktop), unique, with an
+// object input schema the validator understands. Order is registration order.
+#include <catch2/catch.hpp>
+#include <memory>
+#include <string>
+
+#include "server/catalog/tool_registry.h"
+
+namespace keel::tool_registry_test {
+namespace {
+
+class StubTool final : public Tool {
+ public:
+  StubTool(std::string name, Json schema) {
+    spec_.name = std::move(name);
+    spec_.description = "stub";
+    spec_.input_schema = std::move(schema);
+  }
+  const ToolSpec& spec() const override { return spec_; }
+  Json Call(ToolContext&) override { return TextResult("ok"); }
+
+ private:
+  ToolSpec spec_;
+};
+
+std::unique_ptr<Tool> Stub(std::string name, Json schema = Json{{"type", "object"}}) {
+  return std::make_unique<StubTool>(std::move(name), std::move(schema));
+}
+
+TEST_CASE("tool names outside ^[a-zA-Z0-9_-]{1,64}$ are refused") {
+  ToolRegistry registry;
+  CHECK(registry.Register(Stub("get_state-2")).empty());
+  CHECK(registry.Register(Stub(std::string(64, 'a'))).empty());
+  CHECK_FALSE(registry.Register(Stub(std::string(65, 'a'))).empty());
+  CHECK_FALSE(registry.Register(Stub("")).empty());
+  CHECK_FALSE(registry.Register(Stub("has.dot")).empty());
+  CHECK_FALSE(registry.Register(Stub("has space")).empty());
+  CHECK(registry.tools().size() == 2);
+}
+
+TEST_CASE("a second tool with the same name is refused") {
+  ToolRegistry registry;
+  CHECK(registry.Register(Stub("twice")).empty());
+  CHECK(registry.Register(Stub("twice")).find("twice") != std::string::npos);
+}
+
+TEST_CASE("an input schema must be an object schema the validator understands") {
+  ToolRegistry registry;
+  CHECK_FALSE(registry.Register(Stub("no_type", Json::object())).empty());
+  CHECK_FALSE(registry.Register(Stub("array_type", Json{{"type", "array"}})).empty());
+  CHECK_FALSE(registry.Register(Stub("bad_bound", Json{{"type", "object"},
+      {"properties", {{"n", {{"type", "integer"}, {"minimum", "zero"}}}}}})).empty());
+  CHECK(registry.tools().empty());
+}
+
+TEST_CASE("tools are found by name and described in registration order") {
+  ToolRegistry registry;
+  registry.Register(Stub("b"));
+  registry.Register(Stub("a"));
+  REQUIRE(registry.Find("a") != nullptr);
+  CHECK(registry.Find("c") == nullptr);
+  CHECK(registry.tools()[0]->spec().name == "b");
+  const Json described = ToolRegistry::Describe(registry.tools()[1]->spec());
+  CHECK(described["name"] == "a");
+  CHECK(described["inputSchema"]["type"] == "object");
+  CHECK_FALSE(described.contains("annotations"));
+}
+
+}  // namespace
+}  // namespace keel::tool_registry_test
+
+namespace keel::tool_registry_test {
+namespace {
+
+TEST_CASE("an error that does not match the outputSchema moves to _meta for SDK clients",
+          "[tools]") {
+  ToolSpec spec;
+  spec.output_schema = Json::parse(
+      R"({"type":"object","properties":{"op":{"type":"string"}},"required":["op"]})");
+  const Json error = ErrorResult("no such job", Json{{"type", "backend_404"}, {"status", 404}});
+  const Json sent = ForOutputSchema(spec, error);
+  CHECK_FALSE(sent.contains("structuredContent"));
+  CHECK(sent.at("_meta").at("dev.keel/error") == Json{{"type", "backend_404"}, {"status", 404}});
+  CHECK(sent.at("isError") == true);
+  CHECK(sent.at("content") == error.at("content"));
+  // A result that matches, a success, and a tool without an outputSchema are unchanged.
+  const Json matching = ErrorResult("x", Json());
+  Json with_op = matching;
+  with_op["structuredContent"] = Json{{"op", "op_1"}};
+  CHECK(ForOutputSchema(spec, with_op) == with_op);
+  const Json ok = StructuredResult("ok", Json{{"other", 1}});
+  CHECK(ForOutputSchema(spec, ok) == ok);
+  CHECK(ForOutputSchema(ToolSpec(), error) == error);
+}
+
+}  // namespace
+}  // namespace keel::tool_registry_test
