@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <random>
 #include <set>
@@ -22,6 +21,7 @@
 #include "server/app/cli_options.h"
 #include "server/runtime/event_loop.h"
 #include "server/app/exit_codes.h"
+#include "server/app/operator_commands.h"
 #include "server/catalog/effective_policy.h"
 #include "server/durable/policy_store.h"
 #include "server/policy/policy_loader.h"
@@ -35,7 +35,6 @@
 #include "server/tasks/task_store_thread.h"
 #include "server/catalog/tool_registry.h"
 #include "server/trace/trace_log.h"
-#include "server/trace/trace_summary.h"
 #include "server/tools/command_tool.h"
 #include "server/tools/conformance_tools.h"
 #include "server/tools/deployment_tools.h"
@@ -92,94 +91,14 @@ std::string CorrelationPrefix() {
   return prefix;
 }
 
-// The operator commands below (admin, policy, trace) do not serve: stdout is their output,
-// the protocol streams are never set up. This is their one way to it.
-void PrintCommandOutput(std::string_view text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
-}
-
-// The --db file for an operator command (opened and migrated). Null after printing why,
-// with *exit_code set (73 cannot create, 78 newer schema).
-std::shared_ptr<keel::LedgerService> OpenForCommand(const keel::CliOptions& flags,
-                                                    std::string* path, int* exit_code) {
-  std::string error;
-  *path = flags.db_path.empty() ? keel::DefaultDatabasePath(&error) : flags.db_path;
-  *exit_code = kExitCantCreate;
-  std::shared_ptr<keel::LedgerService> ledger;
-  if (!path->empty()) {
-    ledger = keel::LedgerService::Open({*path, flags.idempotency_ttl_ms, "admin"}, &error, exit_code);
-  }
-  if (!ledger) std::cerr << "keel: " << error << "\n";
-  return ledger;
-}
-
-// `keel admin block-writes on|off|status`: flips or shows the persisted kill switch for
-// writes (OPS-2) in the --db file, for a keel running on it to see on its next write call.
-int RunAdminBlockWrites(const keel::CliOptions& flags) {
-  std::string path;
-  int exit_code = 0;
-  std::shared_ptr<keel::LedgerService> ledger = OpenForCommand(flags, &path, &exit_code);
-  if (!ledger) return exit_code;
-  try {
-    if (flags.admin_block_writes != "status") {
-      const bool on = flags.admin_block_writes == "on";
-      keel::SetWritesBlocked(ledger->Db(), on, keel::WallClockMs(),
-                             "keel admin block-writes " + flags.admin_block_writes + " (pid " +
-                                 std::to_string(getpid()) + ")");
-    }
-    const keel::KillSwitchState state = keel::ReadKillSwitch(ledger->Db());
-    std::string line =
-        std::string("writes ") + (state.blocked ? "blocked" : "allowed") + " in " + path;
-    if (state.updated_ms > 0) {
-      line += " (set " + keel::IsoTime(state.updated_ms) + " by " + state.updated_by + ")";
-    }
-    PrintCommandOutput(line + "\n");
-  } catch (const std::exception& e) {
-    std::cerr << "keel: " << path << ": " << e.what() << "\n";
-    return kExitCantCreate;
-  }
-  return 0;
-}
-
-
-// `keel policy check FILE` validates a file; `keel policy show [--previous]` prints what the
-// keel on --db runs (or ran before).
-int RunPolicyCommand(const keel::CliOptions& flags) {
-  if (flags.policy_command == "check") {
-    const keel::LoadedPolicy loaded = keel::LoadPolicyFile(flags.policy_check_file);
-    for (const std::string& problem : loaded.problems) std::cerr << "keel: policy: " << problem << "\n";
-    if (!loaded.policy) return kExitConfig;
-    PrintCommandOutput("policy " + flags.policy_check_file + " is valid (version " +
-                       loaded.policy->version + ")\n");
-    return 0;
-  }
-  std::string path;
-  int exit_code = 0;
-  std::shared_ptr<keel::LedgerService> ledger = OpenForCommand(flags, &path, &exit_code);
-  if (!ledger) return exit_code;
-  const std::optional<std::string> stored = keel::StoredPolicy(ledger->Db(), flags.policy_previous);
-  if (!stored) {
-    std::cerr << "keel: no " << (flags.policy_previous ? "previous " : "") << "policy recorded in "
-              << path << "\n";
-    return 1;
-  }
-  PrintCommandOutput(*stored + "\n");
-  return 0;
-}
-
 // Everything from flags to exit; main() only turns an escaped exception into exit 70.
 int RunKeel(int argc, char** argv) {
   keel::InstallStderrLogger();  // spdlog's default logger writes to stdout: replace it first
   const keel::CliParse cli = keel::ParseCommandLine(argc, argv);
   if (cli.exit_code) return *cli.exit_code;
   const keel::CliOptions& flags = cli.options;
-  if (!flags.admin_block_writes.empty()) return RunAdminBlockWrites(flags);
-  if (!flags.policy_command.empty()) return RunPolicyCommand(flags);
-  if (!flags.trace_summary_file.empty()) {
-    std::ifstream in(flags.trace_summary_file);
-    PrintCommandOutput(keel::SummarizeTrace(in));
-    return 0;
+  if (keel::IsOperatorCommand(flags)) {
+    return keel::PrintCommandOutcome(keel::RunOperatorCommand(flags, std::cerr));
   }
   // The policy is validated completely before anything else starts (BUD-1).
   // Without a file: the built-in policy, with --idle-timeout and --max-timeout as defaults.
