@@ -9,21 +9,21 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
-#include <random>
-#include <set>
 #include <string>
 #include <string_view>
 
 #include <spdlog/spdlog.h>
 
-#include "ledger/kill_switch.h"
-#include "server/catalog/catalog_binding.h"
 #include "server/app/cli_options.h"
 #include "server/runtime/event_loop.h"
+#include "server/app/durable_state.h"
 #include "server/app/exit_codes.h"
-#include "server/app/operator_commands.h"
-#include "server/catalog/effective_policy.h"
+#include "server/app/process_identity.h"
+#include "server/app/serve_config.h"
+#include "server/app/serve_session_options.h"
+#include "server/app/tool_set.h"
 #include "server/durable/policy_store.h"
+#include "server/app/operator_commands.h"
 #include "server/policy/policy_loader.h"
 #include "server/durable/ledger_service.h"
 #include "server/app/process_log.h"
@@ -33,20 +33,12 @@
 #include "server/transport/stdio_transport.h"
 #include "server/tasks/task_recovery.h"
 #include "server/tasks/task_store_thread.h"
-#include "server/catalog/tool_registry.h"
 #include "server/trace/trace_log.h"
-#include "server/tools/command_tool.h"
-#include "server/tools/conformance_tools.h"
-#include "server/tools/deployment_tools.h"
-#include "server/tools/echo_tool.h"
-#include "server/tools/ledger_tools.h"
-#include "server/tools/test_tools.h"
 #include "server/runtime/worker_pool.h"
 
 namespace {
 
 using keel::kExitCantCreate;
-using keel::kExitConfig;
 using keel::kExitSoftware;
 
 int signal_pipe[2] = {-1, -1};
@@ -82,15 +74,6 @@ bool InstallSignalHandlers() {
          sigaction(SIGHUP, &action, nullptr) == 0;
 }
 
-// Correlation ids are "<prefix>-<n>": a prefix random per process keeps them unique
-// across restarts, so one found in a host's log names one call.
-std::string CorrelationPrefix() {
-  std::random_device random;
-  char prefix[16];
-  std::snprintf(prefix, sizeof(prefix), "k%08x", static_cast<unsigned>(random()));
-  return prefix;
-}
-
 // Everything from flags to exit; main() only turns an escaped exception into exit 70.
 int RunKeel(int argc, char** argv) {
   keel::InstallStderrLogger();  // spdlog's default logger writes to stdout: replace it first
@@ -100,20 +83,10 @@ int RunKeel(int argc, char** argv) {
   if (keel::IsOperatorCommand(flags)) {
     return keel::PrintCommandOutcome(keel::RunOperatorCommand(flags, std::cerr));
   }
-  // The policy is validated completely before anything else starts (BUD-1).
-  // Without a file: the built-in policy, with --idle-timeout and --max-timeout as defaults.
-  keel::PolicyHandle policy = std::make_shared<const keel::Policy>(
-      keel::BuiltinPolicyWithTimeouts(flags.idle_timeout_ms, flags.max_timeout_ms));
-  if (!flags.policy_file.empty()) {
-    keel::LoadedPolicy loaded = keel::LoadPolicyFile(flags.policy_file);
-    for (const std::string& problem : loaded.problems) std::cerr << "keel: policy: " << problem << "\n";
-    if (!loaded.policy) return kExitConfig;
-    policy = std::move(loaded.policy);
-  }
-  // So is the tool catalog (--catalog, or the built-in demo catalog).
-  keel::CatalogLoad catalog = keel::LoadCatalogFile(flags.catalog_file);
-  for (const std::string& problem : catalog.problems) std::cerr << "keel: catalog: " << problem << "\n";
-  if (!catalog.ok()) return kExitConfig;
+  // The policy and the catalog are validated completely before anything else starts (BUD-1).
+  keel::ServeConfig config = keel::LoadServeConfig(flags, std::cerr);
+  if (config.exit_code) return *config.exit_code;
+  const keel::PolicyHandle& policy = config.policy;
 
   if (const std::string error = keel::ConfigureProcessLog(flags.log_level, flags.log_file);
       !error.empty()) {
@@ -128,99 +101,16 @@ int RunKeel(int argc, char** argv) {
   }
 
   // The durable state is opened before serving: a database keel cannot use is a clear
-  // start-up error (73 cannot create, 78 written by a newer keel), never a failing call.
-  std::string db_error;
-  const std::string db_path =
-      flags.db_path.empty() ? keel::DefaultDatabasePath(&db_error) : flags.db_path;
-  int exit_code = kExitCantCreate;
-  std::shared_ptr<keel::LedgerService> ledger;
-  const std::string owner = "keel-" + std::to_string(getpid()) + "-" + CorrelationPrefix();
-  if (!db_path.empty()) {
-    keel::LedgerService::Options ledger_options;
-    ledger_options.path = db_path;
-    ledger_options.ttl_ms = flags.idempotency_ttl_ms;
-    ledger_options.owner = owner;
-    ledger = keel::LedgerService::Open(ledger_options, &db_error, &exit_code);
-  }
-  if (!ledger) {
-    std::cerr << "keel: " << db_error << "\n";
-    return exit_code;
-  }
-  if (flags.block_writes) {
-    try {
-      keel::SetWritesBlocked(ledger->Db(), true, keel::WallClockMs(),
-                             "--block-writes at start-up (pid " + std::to_string(getpid()) + ")");
-    } catch (const std::exception& e) {
-      std::cerr << "keel: cannot turn the kill switch on in " << db_path << ": " << e.what() << "\n";
-      return kExitCantCreate;
-    }
-  }
-  try {
-    keel::RecordPolicy(ledger->Db(), *policy, keel::WallClockMs(),
-                       "keel start-up (pid " + std::to_string(getpid()) + ")");
-  } catch (const std::exception& e) {
-    spdlog::warn("could not record the policy in {}: {}", db_path, e.what());
-  }
-  if (keel::WritesBlocked(ledger->Db())) {
-    spdlog::warn("the kill switch is on: write tools answer 'kill_switch' until `keel admin "
-                 "block-writes off`");
-  }
-
-  keel::ToolRegistry registry;
-  std::vector<std::unique_ptr<keel::Tool>> implementations;
-  implementations.push_back(keel::MakeEchoTool());
-  // Test-only: KEEL_TEST_CRASH_AT makes a mutation kill keel at one step (crash tests).
-  const char* crash_at = flags.test_tools ? std::getenv("KEEL_TEST_CRASH_AT") : nullptr;
-  for (auto& tool : keel::MakeLedgerTools(ledger, crash_at ? crash_at : "")) {
-    implementations.push_back(std::move(tool));
-  }
-  std::string fault_error;
-  const auto fault_specs = keel::ParseFaults(flags.faults, keel::DeploymentToolNames(), &fault_error);
-  if (!fault_specs) {
-    std::cerr << "keel: " << fault_error << "\n";
-    return kExitConfig;
-  }
-  auto faults = std::make_shared<keel::FaultPlan>(*fault_specs);
-  if (!faults->empty()) spdlog::warn("fault injection on: {}", faults->Describe());
-  for (auto& tool : keel::MakeDeploymentTools(ledger, faults)) {
-    implementations.push_back(std::move(tool));
-  }
-  std::set<std::string> test_tool_names;
-  if (flags.test_tools) {
-    for (auto& tool : keel::MakeTestTools()) {
-      test_tool_names.insert(tool->spec().name);
-      implementations.push_back(std::move(tool));
-    }
-  }
-  if (flags.conformance_fixtures) {
-    for (auto& tool : keel::MakeConformanceTools()) {
-      test_tool_names.insert(tool->spec().name);
-      implementations.push_back(std::move(tool));
-    }
-  }
-  // Command-backed tools (issue 8): catalog entries with `run`.
-  std::vector<keel::CommandTool*> command_tools;
-  auto make_command = [&](keel::ToolSpec spec, const keel::CommandSpec& command) {
-    auto tool = std::make_unique<keel::CommandTool>(std::move(spec), command, ledger);
-    command_tools.push_back(tool.get());
-    return std::unique_ptr<keel::Tool>(std::move(tool));
-  };
-  keel::BoundCatalog bound =
-      keel::BindCatalog(*catalog.catalog, std::move(implementations), make_command);
-  for (const std::string& problem : bound.problems) std::cerr << "keel: catalog: " << problem << "\n";
-  if (!bound.problems.empty()) return kExitConfig;
-  // The catalog's tools, then (with --test-tools, --conformance-fixtures) the test tools and
-  // fixtures it does not describe.
-  std::vector<std::unique_ptr<keel::Tool>> tools = std::move(bound.tools);
-  for (auto& tool : bound.unbound) {
-    if (test_tool_names.count(tool->spec().name) != 0) tools.push_back(std::move(tool));
-  }
-  for (auto& tool : tools) {
-    if (const std::string error = registry.Register(std::move(tool)); !error.empty()) {
-      spdlog::critical("invalid tool catalog: {}", error);
-      return kExitSoftware;
-    }
-  }
+  // start-up error, never a failing call.
+  const std::string owner = keel::ProcessOwner();
+  keel::DurableState durable = keel::OpenDurableState(flags, *policy, owner, std::cerr);
+  if (durable.exit_code) return *durable.exit_code;
+  const std::string& db_path = durable.db_path;
+  const std::shared_ptr<keel::LedgerService>& ledger = durable.ledger;
+  keel::ToolSet tool_set = keel::BuildToolSet(flags, *config.catalog, ledger, std::cerr);
+  if (tool_set.exit_code) return *tool_set.exit_code;
+  const keel::ToolRegistry& registry = tool_set.registry;
+  const std::vector<keel::CommandTool*>& command_tools = tool_set.command_tools;
 
   std::unique_ptr<keel::TraceLog> trace;
   if (!flags.trace_file.empty()) {
@@ -240,6 +130,7 @@ int RunKeel(int argc, char** argv) {
   keel::EventLoop loop(clock);
   // Durable tasks are read and written on their own thread (declared after the loop it
   // posts answers to, so it is drained and joined before the loop goes away).
+  std::string db_error;
   std::unique_ptr<keel::TaskStoreThread> task_store = keel::TaskStoreThread::Start(db_path, &db_error);
   if (!task_store) {
     std::cerr << "keel: cannot open " << db_path << " for tasks: " << db_error << "\n";
@@ -248,28 +139,8 @@ int RunKeel(int argc, char** argv) {
   // Replacement threads for slots held by tools that ignore cancellation: at most one per
   // admissible call.
   keel::WorkerPool pool(flags.workers, flags.max_inflight);
-  keel::SessionOptions session_options;
-  session_options.max_inflight = flags.max_inflight;
-  session_options.page_size = flags.page_size;
-  session_options.shutdown_grace = keel::Millis(flags.shutdown_grace_ms);
-  session_options.call_limits.idle = keel::Millis(flags.idle_timeout_ms);
-  session_options.call_limits.max = keel::Millis(flags.max_timeout_ms);
-  session_options.shadow = flags.shadow;
-  session_options.correlation_prefix = CorrelationPrefix();
-  session_options.max_line_bytes = flags.max_line_bytes;
-  session_options.server_version = KEEL_VERSION;
-  session_options.tasks.max_tasks = flags.max_tasks;
-  session_options.tasks.max_ttl_ms = flags.task_max_ttl_ms;
-  session_options.tasks.poll_interval_ms = flags.task_poll_interval_ms;
-  session_options.tasks.page_size = flags.page_size;
-  session_options.tasks.owner = owner;
-  session_options.tasks.pid = getpid();
-  session_options.writes_blocked = [ledger] { return keel::WritesBlocked(ledger->Db()); };
-  session_options.trace = trace.get();
-  session_options.trace_arguments = flags.trace_arguments;
-  if (!flags.client_log_level.empty()) {
-    session_options.client_log_level = keel::ParseLogLevel(flags.client_log_level);
-  }
+  const keel::SessionOptions session_options =
+      keel::SessionOptionsFor(flags, owner, ledger, trace.get());
 
   keel::Session* session = nullptr;
   bool peer_gone = false;
