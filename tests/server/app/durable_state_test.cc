@@ -36,7 +36,7 @@ TEST_CASE("opening records the policy in force for keel policy show") {
   CHECK(err.str().empty());
 }
 
-TEST_CASE("--block-writes turns the kill switch on at start-up and it stays on") {
+TEST_CASE("the kill switch turned on by --block-writes at start-up stays on") {
   TempKeelDb db;
   db.flags().block_writes = true;
   std::ostringstream err;

@@ -57,7 +57,7 @@ TEST_CASE("each serving keel gets its own correlation prefix") {
   CHECK(first.correlation_prefix != second.correlation_prefix);
 }
 
-TEST_CASE("--client-log-level sets the level before the client asks") {
+TEST_CASE("a --client-log-level sets the level before the client asks") {
   TempKeelDb db;
   db.flags().client_log_level = "warning";
   const SessionOptions options = SessionOptionsFor(db.flags(), "owner", db.Open(), nullptr);

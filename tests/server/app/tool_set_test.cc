@@ -50,7 +50,7 @@ TEST_CASE("the built-in catalog serves its demo tools, in its order, and no test
   CHECK(set.command_tools.empty());
 }
 
-TEST_CASE("--test-tools and --conformance-fixtures are served after the catalog's own tools") {
+TEST_CASE("the test tools and conformance fixtures are served after the catalog's own tools") {
   TempKeelDb db;
   db.flags().test_tools = true;
   db.flags().conformance_fixtures = true;
