@@ -54,7 +54,7 @@ bool MakeImplementations(const CliOptions& flags, const std::shared_ptr<LedgerSe
 }
 
 // The catalog's tools, then the test tools and fixtures it does not describe, registered.
-void Register(BoundCatalog bound, const std::set<std::string>& test_tool_names, ToolSet* set) {
+void RegisterTools(BoundCatalog bound, const std::set<std::string>& test_tool_names, ToolSet* set) {
   Tools tools = std::move(bound.tools);
   for (auto& tool : bound.unbound) {
     if (test_tool_names.count(tool->spec().name) != 0) tools.push_back(std::move(tool));
@@ -93,7 +93,7 @@ ToolSet BuildToolSet(const CliOptions& flags, const Catalog& catalog,
     set.command_tools.clear();  // they are gone with `bound`
     return set;
   }
-  Register(std::move(bound), test_tool_names, &set);
+  RegisterTools(std::move(bound), test_tool_names, &set);
   return set;
 }
 
