@@ -40,8 +40,8 @@ Decoded<McpRequest> DecodeCallTool(const WireForm& wire, Json params, const Know
 WireForm NegotiateWireForm(std::string_view requested_version, bool task_store) {
   WireForm wire;
   wire.version = NegotiateProtocolVersion(requested_version);
-  wire.era = wire.version == "2025-06-18" ? McpEra::k2025_06_18 : McpEra::k2025_11_25;
-  wire.tasks = task_store && wire.era == McpEra::k2025_11_25;
+  wire.era = wire.version == "2025-06-18" ? McpEra::kMcp20250618 : McpEra::kMcp20251125;
+  wire.tasks = task_store && wire.era == McpEra::kMcp20251125;
   return wire;
 }
 

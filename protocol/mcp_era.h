@@ -22,7 +22,7 @@
 //    the connection negotiated. Its WireForm comes from that _meta, per request: a
 //    missing required key is -32602, an unsupported version -32022 with data
 //    {supported, requested}. No handshake: a modern WireForm is never stored.
-//  - McpEra::k2026_07_28 in MethodOf: server/discover and subscriptions/listen are new;
+//  - McpEra::kMcp20260728 in MethodOf: server/discover and subscriptions/listen are new;
 //    initialize, ping, logging/setLevel, resources/(un)subscribe, tasks/result and
 //    tasks/list answer -32601 (dispatch on the method before looking at params).
 //  - DecodeRequest: the per-request facts travel on the typed request (client
@@ -48,7 +48,7 @@ namespace keel {
 
 using Json = nlohmann::json;
 
-enum class McpEra { kUnnegotiated, k2025_06_18, k2025_11_25 };
+enum class McpEra { kUnnegotiated, kMcp20250618, kMcp20251125 };
 
 // How one connection's requests and results look on the wire.
 struct WireForm {

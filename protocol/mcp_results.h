@@ -71,11 +71,14 @@ struct ListTasksResult {
   bool operator==(const ListTasksResult&) const = default;
 };
 
+// to_json: the name nlohmann's ADL looks for.
+// NOLINTBEGIN(readability-identifier-naming)
 void to_json(Json& json, const Implementation& implementation);
 void to_json(Json& json, const ServerCapabilities& capabilities);
 void to_json(Json& json, const InitializeResult& result);
 void to_json(Json& json, const ToolDescription& tool);
 void to_json(Json& json, const ListToolsResult& result);
 void to_json(Json& json, const ListTasksResult& result);
+// NOLINTEND(readability-identifier-naming)
 
 }  // namespace keel

@@ -118,6 +118,8 @@ Decoded<ListTasksRequest> DecodeListTasksRequest(const Json& params);
 // nullopt, to be ignored (CAN-3).
 std::optional<CancelledNotification> DecodeCancelledNotification(const Json& params);
 
+// to_json: the name nlohmann's ADL looks for.
+// NOLINTBEGIN(readability-identifier-naming)
 void to_json(Json& json, const InitializeRequest& request);
 void to_json(Json& json, const PingRequest& request);
 void to_json(Json& json, const ListToolsRequest& request);
@@ -129,5 +131,6 @@ void to_json(Json& json, const TaskResultRequest& request);
 void to_json(Json& json, const CancelTaskRequest& request);
 void to_json(Json& json, const ListTasksRequest& request);
 void to_json(Json& json, const CancelledNotification& notification);
+// NOLINTEND(readability-identifier-naming)
 
 }  // namespace keel

@@ -35,10 +35,10 @@ ToolDescription Sleep() {
 }  // namespace
 
 TEST_CASE("initialize negotiates the era, and tasks only with 2025-11-25 and a task store") {
-  CHECK(kTasks == WireForm{McpEra::k2025_11_25, "2025-11-25", true});
-  CHECK(kNoTasks == WireForm{McpEra::k2025_06_18, "2025-06-18", false});
+  CHECK(kTasks == WireForm{McpEra::kMcp20251125, "2025-11-25", true});
+  CHECK(kNoTasks == WireForm{McpEra::kMcp20250618, "2025-06-18", false});
   CHECK(NegotiateWireForm("2025-11-25", false) ==
-        WireForm{McpEra::k2025_11_25, "2025-11-25", false});
+        WireForm{McpEra::kMcp20251125, "2025-11-25", false});
   // A version keel does not speak gets the latest (MCP lifecycle).
   CHECK(NegotiateWireForm("1900-01-01", true) == kTasks);
   CHECK(WireForm{}.era == McpEra::kUnnegotiated);
