@@ -25,8 +25,9 @@ StdioServer::StdioServer(ServeParts parts, std::unique_ptr<TaskStoreThread> task
       // Replacement threads for slots held by tools that ignore cancellation: at most one per
       // admissible call.
       pool_(parts_.flags.workers, parts_.flags.max_inflight),
+      dispatcher_(TransportCallbacks()),
       transport_(loop_, parts_.in, parts_.out, parts_.flags.max_line_bytes,
-                 parts_.flags.outbox_bytes, TransportCallbacks()),
+                 parts_.flags.outbox_bytes, dispatcher_),
       session_(loop_, transport_, parts_.tools.registry, pool_,
                SessionOptionsFor(parts_.flags, parts_.owner, parts_.ledger, parts_.trace),
                task_store_.get()),
@@ -37,20 +38,20 @@ StdioServer::StdioServer(ServeParts parts, std::unique_ptr<TaskStoreThread> task
   WireSession();
 }
 
-StdioTransport::Callbacks StdioServer::TransportCallbacks() {
+FunctionDispatcher::Functions StdioServer::TransportCallbacks() {
   // The session is constructed after the transport; the transport calls none of these before
   // the loop runs.
-  return {.on_line = [this](std::string_view line) { session_.HandleLine(line); },
-          .on_oversized = [this](size_t bytes) { session_.HandleOversizedLine(bytes); },
-          .on_eof = [this] { session_.BeginShutdown("stdin closed"); },
-          .on_peer_gone =
-              [this] {
+  return {.on_message = [this](Exchange&, Message message) { session_.HandleMessage(message); },
+          .on_exchange_closed =
+              [this](Exchange&) {
                 // Nobody reads stdout any more: nothing we write can arrive, so stop now.
                 peer_gone_ = true;
                 spdlog::info("stdout closed by the client; exiting");
                 loop_.Stop();
               },
-          .on_progress_dropped = [this](uint64_t stream) { session_.OnProgressDropped(stream); }};
+          .on_progress_dropped = [this](Exchange&,
+                                        uint64_t stream) { session_.OnProgressDropped(stream); },
+          .on_input_ended = [this] { session_.BeginShutdown("stdin closed"); }};
 }
 
 void StdioServer::WireSession() {

@@ -31,6 +31,7 @@
 #include "server/session/session.h"
 #include "server/tasks/task_store_thread.h"
 #include "server/trace/trace_log.h"
+#include "server/transport/function_dispatcher.h"
 #include "server/transport/stdio_fd.h"
 #include "server/transport/stdio_transport.h"
 
@@ -64,7 +65,7 @@ class StdioServer {
   const Session& session() const { return session_; }
 
  private:
-  StdioTransport::Callbacks TransportCallbacks();
+  FunctionDispatcher::Functions TransportCallbacks();
   void WireSession();
   void ReloadPolicy();
 
@@ -76,6 +77,7 @@ class StdioServer {
   std::unique_ptr<TaskStoreThread> task_store_;
   WorkerPool pool_;
   bool peer_gone_ = false;
+  FunctionDispatcher dispatcher_;  // what the transport delivers, to the session
   StdioTransport transport_;
   Session session_;
   LedgerReaper reaper_;

@@ -8,13 +8,10 @@
 #include "protocol/request_meta.h"
 #include "protocol/schema_validator.h"
 #include "server/catalog/effective_policy.h"
+#include "server/transport/inbound.h"
 
 namespace keel {
 namespace {
-
-bool IsBlank(std::string_view line) {
-  return line.find_first_not_of(" \t\r") == std::string_view::npos;
-}
 
 // Methods keel serves once initialized. Anything else is -32601 at any time.
 bool IsKnownMethod(std::string_view method) {
@@ -121,15 +118,10 @@ void Session::ArmDeadlineTimer() {
 }
 
 void Session::HandleLine(std::string_view line) {
-  if (IsBlank(line)) return;
-  DecodeResult decoded = DecodeLine(line);
-  if (auto* error = std::get_if<DecodeError>(&decoded)) {
-    spdlog::debug("rejected input line: {}", error->message);
-    if (error->notification) return;  // notifications are never answered (CAN-3)
-    sink_.SendResponse(EncodeError(error->id, error->code, error->message));
-    return;
-  }
-  Message& message = std::get<Message>(decoded);
+  if (std::optional<Message> message = DecodeInbound(line, sink_)) HandleMessage(*message);
+}
+
+void Session::HandleMessage(Message& message) {
   switch (message.kind) {
     case MessageKind::kRequest:
       HandleRequest(message);
@@ -145,11 +137,7 @@ void Session::HandleLine(std::string_view line) {
 }
 
 void Session::HandleOversizedLine(size_t bytes) {
-  spdlog::warn("skipped an input line of {} bytes (limit {})", bytes, options_.max_line_bytes);
-  sink_.SendResponse(EncodeError(
-      std::nullopt, kInvalidRequest,
-      "Invalid Request: line of " + std::to_string(bytes) + " bytes exceeds --max-line-bytes " +
-          std::to_string(options_.max_line_bytes) + "; it was skipped"));
+  AnswerOversizedLine(sink_, bytes, options_.max_line_bytes);
 }
 
 void Session::HandleRequest(Message& message) {

@@ -92,6 +92,8 @@ class Session {
 
   // One input line (without its newline).
   void HandleLine(std::string_view line);
+  // One decoded message (what a Dispatcher receives, server/transport/transport.h).
+  void HandleMessage(Message& message);
   // An input line longer than max_line_bytes was skipped.
   void HandleOversizedLine(size_t bytes);
   // Stops serving: `why` is logged. Idempotent; a second call during the grace is ignored.

@@ -1,5 +1,6 @@
-// OutputSink: where the session's outgoing lines go. The stdio transport implements it
-// with the Outbox; unit tests implement it with a recorder. Loop thread only.
+// OutputSink: where the session's outgoing lines go. An Exchange (exchange.h) is the
+// OutputSink of one exchange of a transport; the stdio transport's one exchange writes
+// them through the Outbox; unit tests implement it with a recorder. Loop thread only.
 // Lines are complete JSON-RPC messages without the trailing newline.
 //
 // Progress travels on a stream: one per request, named by the request's generation (never

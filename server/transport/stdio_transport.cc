@@ -5,19 +5,25 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <optional>
+
+#include "server/transport/inbound.h"
 
 namespace keel {
 
 StdioTransport::StdioTransport(EventLoop& loop, StdioFd in, StdioFd out, size_t max_line_bytes,
-                               size_t outbox_bytes, Callbacks callbacks)
-    : loop_(loop),
+                               size_t outbox_bytes, Dispatcher& dispatcher)
+    : Exchange(kExchangeId),
+      loop_(loop),
       in_(in),
       out_(out),
-      callbacks_(std::move(callbacks)),
-      framer_(max_line_bytes, callbacks_.on_line, callbacks_.on_oversized),
-      outbox_(outbox_bytes, [this](uint64_t stream) {
-        if (callbacks_.on_progress_dropped) callbacks_.on_progress_dropped(stream);
-      }) {
+      max_line_bytes_(max_line_bytes),
+      dispatcher_(dispatcher),
+      framer_(
+          max_line_bytes, [this](std::string_view line) { OnLine(line); },
+          [this](size_t bytes) { AnswerOversizedLine(*this, bytes, max_line_bytes_); }),
+      outbox_(outbox_bytes,
+              [this](uint64_t stream) { dispatcher_.OnProgressDropped(*this, stream); }) {
   read_buffer_.resize(kReadChunkBytes);
   loop_.Watch(in_.fd, POLLIN, [this](short) { OnReadable(); });
   loop_.Watch(out_.fd, 0, [this](short revents) { OnWritable(revents); });
@@ -44,6 +50,11 @@ void StdioTransport::DiscardProgress(uint64_t stream) { outbox_.DiscardProgress(
 
 void StdioTransport::SendLog(std::string line) { outbox_.PushLog(std::move(line)); }
 
+void StdioTransport::OnLine(std::string_view line) {
+  std::optional<Message> message = DecodeInbound(line, *this);
+  if (message) dispatcher_.OnMessage(*this, std::move(*message));
+}
+
 void StdioTransport::OnReadable() {
   if (!reading_ || paused_) return;
   const ssize_t n = ReadSome(in_, read_buffer_.data(), read_buffer_.size());
@@ -55,7 +66,7 @@ void StdioTransport::OnReadable() {
     // stdin EOF is how an MCP client ends the session: stop reading (never spin on it).
     framer_.Finish();
     StopReading();
-    if (callbacks_.on_eof) callbacks_.on_eof();
+    dispatcher_.OnInputEnded();
     return;
   }
   framer_.Feed(std::string_view(read_buffer_.data(), static_cast<size_t>(n)));
@@ -67,14 +78,13 @@ void StdioTransport::OnWritable(short revents) {
 }
 
 void StdioTransport::PeerGone() {
-  if (peer_gone_) return;
-  peer_gone_ = true;
+  if (!MarkClosed()) return;
   UpdateInterest();
-  if (callbacks_.on_peer_gone) callbacks_.on_peer_gone();
+  dispatcher_.OnExchangeClosed(*this);
 }
 
 void StdioTransport::Flush() {
-  if (!peer_gone_ && !outbox_.empty() && outbox_.WriteTo(out_) == Outbox::WriteStatus::kPeerGone) {
+  if (!closed() && !outbox_.empty() && outbox_.WriteTo(out_) == Outbox::WriteStatus::kPeerGone) {
     return PeerGone();
   }
   UpdateInterest();
@@ -85,12 +95,12 @@ void StdioTransport::UpdateInterest() {
   if (paused_ && outbox_.bytes() < outbox_.max_bytes() / 2) paused_ = false;
   if (!paused_ && outbox_.bytes() >= outbox_.max_bytes()) paused_ = true;
   loop_.SetEvents(in_.fd, reading_ && !paused_ ? POLLIN : 0);
-  loop_.SetEvents(out_.fd, !peer_gone_ && !outbox_.empty() ? POLLOUT : 0);
+  loop_.SetEvents(out_.fd, !closed() && !outbox_.empty() ? POLLOUT : 0);
 }
 
 bool StdioTransport::FlushBlocking(TimePoint deadline) {
   const Clock& clock = loop_.clock();
-  while (!peer_gone_ && !outbox_.empty()) {
+  while (!closed() && !outbox_.empty()) {
     if (outbox_.WriteTo(out_) == Outbox::WriteStatus::kPeerGone) return false;
     if (outbox_.empty()) break;
     const auto left = std::chrono::ceil<Millis>(Deadline::At(deadline).Remaining(clock.Now()));

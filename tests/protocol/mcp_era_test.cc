@@ -1,0 +1,134 @@
+// The protocol era: initialize picks the wire form, and the wire form alone decides which
+// methods exist, whether params.task counts, and what the era-dependent parts of a result
+// say. Handlers get the same typed requests in every era.
+#include "protocol/mcp_era.h"
+
+#include <string>
+#include <variant>
+
+#include <catch2/catch.hpp>
+
+#include "protocol/error_codes.h"
+
+namespace keel::mcp_era_test {
+namespace {
+
+const WireForm kTasks = NegotiateWireForm("2025-11-25", true);
+const WireForm kNoTasks = NegotiateWireForm("2025-06-18", true);
+
+template <typename T>
+const T& As(const Decoded<McpRequest>& decoded) {
+  REQUIRE(decoded.ok());
+  REQUIRE(std::holds_alternative<T>(decoded.value()));
+  return std::get<T>(decoded.value());
+}
+
+ToolDescription Sleep() {
+  ToolDescription tool;
+  tool.name = "sleep";
+  tool.description = "Sleeps";
+  tool.input_schema = {{"type", "object"}};
+  tool.task_support = "optional";
+  return tool;
+}
+
+}  // namespace
+
+TEST_CASE("initialize negotiates the era, and tasks only with 2025-11-25 and a task store") {
+  CHECK(kTasks == WireForm{McpEra::kMcp20251125, "2025-11-25", true});
+  CHECK(kNoTasks == WireForm{McpEra::kMcp20250618, "2025-06-18", false});
+  CHECK(NegotiateWireForm("2025-11-25", false) ==
+        WireForm{McpEra::kMcp20251125, "2025-11-25", false});
+  // A version keel does not speak gets the latest (MCP lifecycle).
+  CHECK(NegotiateWireForm("1900-01-01", true) == kTasks);
+  CHECK(WireForm{}.era == McpEra::kUnnegotiated);
+}
+
+TEST_CASE("the tasks methods exist only where tasks are offered") {
+  for (const char* name : {"tasks/get", "tasks/result", "tasks/list", "tasks/cancel"}) {
+    CHECK(MethodOf(kTasks, name));
+    CHECK_FALSE(MethodOf(kNoTasks, name));
+    CHECK_FALSE(MethodOf(NegotiateWireForm("2025-11-25", false), name));
+    CHECK_FALSE(MethodOf(WireForm{}, name));  // before initialize
+  }
+  CHECK(MethodOf(kTasks, "tasks/result") == McpMethod::kTaskResult);
+}
+
+TEST_CASE("the tools, logging, ping and initialize methods exist in every era") {
+  for (const WireForm& wire : {WireForm{}, kNoTasks, kTasks}) {
+    CHECK(MethodOf(wire, "initialize") == McpMethod::kInitialize);
+    CHECK(MethodOf(wire, "ping") == McpMethod::kPing);
+    CHECK(MethodOf(wire, "tools/list") == McpMethod::kListTools);
+    CHECK(MethodOf(wire, "tools/call") == McpMethod::kCallTool);
+    CHECK(MethodOf(wire, "logging/setLevel") == McpMethod::kSetLevel);
+    CHECK_FALSE(MethodOf(wire, "server/discover"));
+    CHECK_FALSE(MethodOf(wire, "Ping"));
+  }
+}
+
+TEST_CASE("the cancelled and initialized notifications are known, any other is ignored") {
+  CHECK(NotificationOf(kTasks, "notifications/cancelled") == McpNotification::kCancelled);
+  CHECK(NotificationOf(kNoTasks, "notifications/initialized") == McpNotification::kInitialized);
+  CHECK_FALSE(NotificationOf(kTasks, "notifications/progress"));
+}
+
+TEST_CASE("params.task of tools/call is kept with tasks and dropped unread without") {
+  const Json params = {{"name", "sleep"}, {"arguments", {{"ms", 1}}}, {"task", "not an object"}};
+  const auto with = DecodeRequest(kTasks, McpMethod::kCallTool, params);
+  CHECK(As<CallToolRequest>(with).task == Json("not an object"));
+  const auto without = DecodeRequest(kNoTasks, McpMethod::kCallTool, params);
+  CHECK_FALSE(As<CallToolRequest>(without).task);
+}
+
+TEST_CASE("each method decodes to its typed request") {
+  CHECK(As<InitializeRequest>(
+            DecodeRequest(WireForm{}, McpMethod::kInitialize, {{"protocolVersion", "2025-11-25"}}))
+            .protocol_version == "2025-11-25");
+  CHECK(
+      std::holds_alternative<PingRequest>(DecodeRequest(kTasks, McpMethod::kPing, Json()).value()));
+  CHECK(As<ListToolsRequest>(DecodeRequest(kTasks, McpMethod::kListTools, Json())).offset == 0);
+  CHECK(As<SetLevelRequest>(DecodeRequest(kTasks, McpMethod::kSetLevel, {{"level", "error"}}))
+            .level == LoggingLevel::kError);
+  const Json task = {{"taskId", "t"}};
+  CHECK(As<GetTaskRequest>(DecodeRequest(kTasks, McpMethod::kGetTask, task)).task_id == "t");
+  CHECK(As<TaskResultRequest>(DecodeRequest(kTasks, McpMethod::kTaskResult, task)).task_id == "t");
+  CHECK(As<CancelTaskRequest>(DecodeRequest(kTasks, McpMethod::kCancelTask, task)).task_id == "t");
+  CHECK(As<ListTasksRequest>(DecodeRequest(kTasks, McpMethod::kListTasks, Json())).after == 0);
+}
+
+TEST_CASE("a malformed request decodes to the error of its method's decoder") {
+  const auto decoded = DecodeRequest(kTasks, McpMethod::kCallTool, {{"name", "nope"}},
+                                     [](const std::string&) { return false; });
+  REQUIRE_FALSE(decoded.ok());
+  CHECK(decoded.error() == UnknownTool("nope"));
+  const auto level = DecodeRequest(kNoTasks, McpMethod::kSetLevel, Json());
+  REQUIRE_FALSE(level.ok());
+  CHECK(level.error().code == kInvalidParams);
+}
+
+TEST_CASE("the initialize result offers the tasks capability only where tasks are offered") {
+  const Implementation keel{"keel", "keel reliable MCP server", "1.0.0"};
+  const InitializeResult with = InitializeResultFor(kTasks, keel, "hello");
+  CHECK(with.protocol_version == "2025-11-25");
+  CHECK(with.capabilities.tasks);
+  CHECK(ToWire(kTasks, with)["capabilities"].contains("tasks"));
+  const InitializeResult without = InitializeResultFor(kNoTasks, keel, "hello");
+  CHECK(without.protocol_version == "2025-06-18");
+  CHECK_FALSE(ToWire(kNoTasks, without)["capabilities"].contains("tasks"));
+  CHECK(ToWire(kNoTasks, without)["instructions"] == "hello");
+}
+
+TEST_CASE("tools/list shows execution.taskSupport only where tasks are offered") {
+  const ListToolsResult page{{Sleep()}, std::nullopt};
+  CHECK(ToWire(kTasks, page)["tools"][0]["execution"] == Json{{"taskSupport", "optional"}});
+  CHECK_FALSE(ToWire(kNoTasks, page)["tools"][0].contains("execution"));
+  CHECK_FALSE(
+      ToWire(NegotiateWireForm("2025-11-25", false), page)["tools"][0].contains("execution"));
+}
+
+TEST_CASE("a tasks/list result is written as it is in every era with tasks") {
+  const ListTasksResult page{{Json{{"taskId", "t"}}}, 3};
+  CHECK(ToWire(kTasks, page) == Json(page));
+}
+
+}  // namespace keel::mcp_era_test
