@@ -44,15 +44,16 @@ void TaskManager::Create(CreateRequest request) {
   const int64_t now = now_ms_();
   TaskRecord task = NewTaskRecord(request, options_, now);
   ++creating_;
-  Store<TaskStore::Created>([task, now](TaskStore& store) { return store.Create(task, now); },
-                            [this, id = request.id, token = std::move(request.progress_token)](
-                                TaskStore::Created created, std::string error) mutable {
-                              --creating_;
-                              OnCreated(id, std::move(token), std::move(created), error);
-                            });
+  auto write = [task, now](TaskStore& store) { return store.Create(task, now); };
+  auto written = [this, id = request.id, token = std::move(request.progress_token)](
+                     TaskStore::Created created, std::string error) mutable {
+    --creating_;
+    OnCreated(id, std::move(token), created, error);
+  };
+  Store<TaskStore::Created>(std::move(write), std::move(written));
 }
 
-void TaskManager::OnCreated(const Json& id, Json progress_token, TaskStore::Created created,
+void TaskManager::OnCreated(const Json& id, Json progress_token, const TaskStore::Created& created,
                             const std::string& error) {
   if (!error.empty()) {
     spdlog::error("could not create a task: {}", error);

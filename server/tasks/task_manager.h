@@ -150,7 +150,7 @@ class TaskManager {
   void NotifyStatus(const TaskRecord& task);
 
   // Creation (task_creation.cc): the row is committed (or not); answer, then start.
-  void OnCreated(const Json& id, Json progress_token, TaskStore::Created created,
+  void OnCreated(const Json& id, Json progress_token, const TaskStore::Created& created,
                  const std::string& error);
   void CancelUnannounced(const Json& id, const std::string& task_id);
   void StartWork(const Json& id, const TaskRecord& task, Json progress_token);
