@@ -94,7 +94,7 @@ struct ChildStream {
 };
 
 // One read of what the pipe holds; end of file (or an error) closes it.
-void ReadSome(ChildStream& stream) {
+void ReadOnce(ChildStream& stream) {
   char buffer[kReadChunk];
   ssize_t n = ::read(stream.fd.get(), buffer, sizeof buffer);
   if (n > 0) {
@@ -211,7 +211,7 @@ bool ChildRun::WaitAndTransfer(TimePoint now, const ProcessSupervisor& superviso
       continue;
     }
     for (ChildStream& s : streams_) {
-      if (s.fd.open() && p.fd == s.fd.get()) ReadSome(s);
+      if (s.fd.open() && p.fd == s.fd.get()) ReadOnce(s);
     }
   }
   return true;
@@ -292,8 +292,8 @@ ProcessResult SpawnFailed(std::string error) {
   return result;
 }
 
-ProcessResult Run(const ProcessSpec& spec, const CancellationToken& token, TimePoint deadline,
-                  const LineFn& on_progress_line) {
+ProcessResult RunChild(const ProcessSpec& spec, const CancellationToken& token, TimePoint deadline,
+                       const LineFn& on_progress_line) {
   if (spec.argv.empty()) return SpawnFailed("empty argv: no program to run");
   // Wake-up for cancellation: the callback (on the cancelling thread) writes one byte.
   Fd wake_read, wake_write;
@@ -326,7 +326,7 @@ ProcessResult RunProcess(const ProcessSpec& spec, const CancellationToken& token
                          TimePoint deadline,
                          const std::function<void(std::string_view line)>& on_progress_line) {
   const TimePoint start = std::chrono::steady_clock::now();
-  ProcessResult result = Run(spec, token, deadline, on_progress_line);
+  ProcessResult result = RunChild(spec, token, deadline, on_progress_line);
   result.elapsed = std::chrono::steady_clock::now() - start;
   return result;
 }

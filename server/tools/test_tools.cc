@@ -103,10 +103,8 @@ Json Flaky(FlakyCounters& counters, ToolContext& ctx) {
   return result;
 }
 
-using Tools = std::vector<std::unique_ptr<Tool>>;
-
 // Reports progress 1..steps, interval_ms apart, stopping at a cancel.
-Json Progress(ToolContext& ctx) {
+Json ReportSteps(ToolContext& ctx) {
   const auto steps = ctx.arguments().at("steps").get<int>();
   const auto interval = Millis(ctx.arguments().value("interval_ms", 0));
   for (int i = 1; i <= steps; ++i) {
@@ -120,7 +118,7 @@ Json Progress(ToolContext& ctx) {
 }
 
 // sleep, task_sleep, progress: the tools that take time.
-void AddWaitingTools(Tools& tools) {
+void AddWaitingTools(std::vector<std::unique_ptr<Tool>>& tools) {
   tools.push_back(std::make_unique<FnTool>(
       Optional(Spec(
           "sleep", "Test tool: waits ms milliseconds; stops early when cancelled.",
@@ -143,11 +141,11 @@ void AddWaitingTools(Tools& tools) {
                  "steps":{"type":"integer","minimum":1,"maximum":10000},
                  "interval_ms":{"type":"integer","minimum":0,"maximum":60000}},
                "required":["steps"],"additionalProperties":false})")),
-      Progress));
+      ReportSteps));
 }
 
 // latch_wait, latch_release: one LatchRegistry for both.
-void AddLatchTools(Tools& tools) {
+void AddLatchTools(std::vector<std::unique_ptr<Tool>>& tools) {
   auto latches = std::make_shared<LatchRegistry>();
   tools.push_back(std::make_unique<FnTool>(
       Optional(Spec("latch_wait",
@@ -182,7 +180,7 @@ void AddLatchTools(Tools& tools) {
 }
 
 // flaky_read, flaky_write, flaky_idempotent: one FlakyCounters for the three.
-void AddFlakyTools(Tools& tools) {
+void AddFlakyTools(std::vector<std::unique_ptr<Tool>>& tools) {
   auto counters = std::make_shared<FlakyCounters>();
   const auto flaky = [counters](ToolContext& ctx) { return Flaky(*counters, ctx); };
   constexpr const char* kFlakyDoc =
@@ -208,7 +206,7 @@ void AddFlakyTools(Tools& tools) {
 }  // namespace
 
 std::vector<std::unique_ptr<Tool>> MakeTestTools() {
-  Tools tools;
+  std::vector<std::unique_ptr<Tool>> tools;
   AddWaitingTools(tools);
   AddLatchTools(tools);
   tools.push_back(std::make_unique<FnTool>(
