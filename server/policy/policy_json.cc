@@ -218,15 +218,13 @@ std::string NameProblem(std::string_view kind) {
   return std::string(kind) + " name must match ^[a-zA-Z0-9_-]{1,64}$";
 }
 
-}  // namespace
-
-PolicyParseResult ParsePolicy(std::string_view json_text) {
-  PolicyParseResult result;
-  std::vector<std::string>& problems = result.problems;
+// The policy document, or nullopt with the reason reported: too big, nested too deep, not
+// JSON, or not an object. Keys given twice in one object are reported; the document is kept.
+std::optional<json> ParseDocument(std::string_view json_text, std::vector<std::string>& problems) {
   if (json_text.size() > kMaxPolicyBytes) {
     problems.push_back("policy is " + std::to_string(json_text.size()) + " bytes; at most " +
                        std::to_string(kMaxPolicyBytes) + " are read");
-    return result;
+    return std::nullopt;
   }
   // Before parsing: DuplicateKeyFinder keeps the path of every open array and object, so its
   // memory grows with the square of the depth (8000 nested "[" took 64 MB and 2 s; a 1 MiB
@@ -235,7 +233,7 @@ PolicyParseResult ParsePolicy(std::string_view json_text) {
   if (const int depth = JsonNestingDepth(json_text); depth > kMaxPolicyDepth) {
     problems.push_back("policy nests " + std::to_string(depth) + " levels deep; at most " +
                        std::to_string(kMaxPolicyDepth) + " are allowed");
-    return result;
+    return std::nullopt;
   }
   json document;
   // Keys repeated within one object, by path. nlohmann keeps the last silently; an operator
@@ -251,46 +249,53 @@ PolicyParseResult ParsePolicy(std::string_view json_text) {
     std::string message = error.what();
     if (const size_t end = message.find("] "); end != std::string::npos) message.erase(0, end + 2);
     problems.push_back(message);
-    return result;
+    return std::nullopt;
   }
-  problems = duplicates.TakeProblems();
+  for (std::string& problem : duplicates.TakeProblems()) problems.push_back(std::move(problem));
   if (!document.is_object()) {
     problems.push_back("policy must be a JSON object, got " + Describe(document));
-    return result;
+    return std::nullopt;
   }
+  return document;
+}
 
-  Policy policy;
-  FieldReader root(document, "", problems);
-  bool version_reported = false;  // so the validator does not report it again as empty
-  if (const json* version = root.Take("version")) {
-    if (!version->is_string()) {
-      root.Problem("version", "must be a string, got " + Describe(*version));
-      version_reported = true;
-    } else if (version->get_ref<const std::string&>().size() > kMaxVersionBytes) {
-      root.Problem("version", "must be at most " + std::to_string(kMaxVersionBytes) + " bytes");
-      version_reported = true;
-    } else {
-      policy.version = version->get<std::string>();
-    }
-  }
-
-  // The defaults first, whatever the order in the file: tools merge over them.
-  size_t before = problems.size();
-  root.Section("defaults", [&](FieldReader& r) { VisitToolPolicy(policy.defaults, r); });
-  const bool defaults_valid = problems.size() == before;
-  root.Section("retry_budget", [&](FieldReader& r) { VisitRetryBudget(policy.retry_budget, r); });
-
+// Which parts of the policy were read as written: the cross-field rules look at those only.
+struct ReadAsWritten {
+  bool version = true;  // false: its problem is reported, the validator must not repeat it
+  bool defaults = true;
   std::set<std::string> invalid_tools;
+};
+
+void ReadVersion(FieldReader& root, Policy& policy, ReadAsWritten& read) {
+  const json* version = root.Take("version");
+  if (version == nullptr) return;
+  if (!version->is_string()) {
+    root.Problem("version", "must be a string, got " + Describe(*version));
+    read.version = false;
+  } else if (version->get_ref<const std::string&>().size() > kMaxVersionBytes) {
+    root.Problem("version", "must be at most " + std::to_string(kMaxVersionBytes) + " bytes");
+    read.version = false;
+  } else {
+    policy.version = version->get<std::string>();
+  }
+}
+
+// "tools": each merges over the defaults, so those must be read first.
+void ReadTools(FieldReader& root, Policy& policy, std::vector<std::string>& problems,
+               ReadAsWritten& read) {
   root.Section("tools", [&](FieldReader& tools) {
     for (const auto& [name, value] : tools.object().items()) {
-      before = problems.size();
+      const size_t before = problems.size();
       if (!IsValidToolName(name)) tools.Problem(name, NameProblem("tool"));
       ToolPolicy tool = policy.defaults;
       tools.Section(name, [&](FieldReader& r) { VisitToolPolicy(tool, r); });
-      if (problems.size() != before) invalid_tools.insert(name);
+      if (problems.size() != before) read.invalid_tools.insert(name);
       policy.tools.emplace(name, tool);
     }
   });
+}
+
+void ReadBackends(FieldReader& root, Policy& policy) {
   root.Section("backends", [&](FieldReader& backends) {
     for (const auto& [name, value] : backends.object().items()) {
       if (!IsValidToolName(name)) backends.Problem(name, NameProblem("backend"));
@@ -301,17 +306,41 @@ PolicyParseResult ParsePolicy(std::string_view json_text) {
       policy.backend_retry_budgets.emplace(name, budget);
     }
   });
-  root.ReportUnknown();
+}
 
-  // Cross-field rules, only over values that were read as written.
-  Policy checked = policy;
-  if (version_reported) checked.version = "reported above";
-  if (!defaults_valid) {
+// Cross-field rules, only over values that were read as written.
+void CheckAcrossFields(Policy checked, const ReadAsWritten& read,
+                       std::vector<std::string>& problems) {
+  if (!read.version) checked.version = "reported above";
+  if (!read.defaults) {
     checked.defaults = ToolPolicy{};
     checked.tools.clear();
   }
-  for (const std::string& name : invalid_tools) checked.tools.erase(name);
+  for (const std::string& name : read.invalid_tools) checked.tools.erase(name);
   for (std::string& problem : ValidatePolicy(checked)) problems.push_back(std::move(problem));
+}
+
+}  // namespace
+
+PolicyParseResult ParsePolicy(std::string_view json_text) {
+  PolicyParseResult result;
+  std::vector<std::string>& problems = result.problems;
+  const std::optional<json> document = ParseDocument(json_text, problems);
+  if (!document) return result;
+
+  Policy policy;
+  ReadAsWritten read;
+  FieldReader root(*document, "", problems);
+  ReadVersion(root, policy, read);
+  // The defaults first, whatever the order in the file: tools merge over them.
+  const size_t before = problems.size();
+  root.Section("defaults", [&](FieldReader& r) { VisitToolPolicy(policy.defaults, r); });
+  read.defaults = problems.size() == before;
+  root.Section("retry_budget", [&](FieldReader& r) { VisitRetryBudget(policy.retry_budget, r); });
+  ReadTools(root, policy, problems, read);
+  ReadBackends(root, policy);
+  root.ReportUnknown();
+  CheckAcrossFields(policy, read, problems);
 
   if (problems.empty()) result.policy = std::move(policy);
   return result;

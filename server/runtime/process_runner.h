@@ -33,6 +33,10 @@
 //     reaped before RunProcess returns, so the pid names it all along. It must not throw,
 //     and should be quick: nothing is read, fed or enforced (deadline, cancel) meanwhile.
 //
+// Pieces: SpawnChild (process_spawn.h) starts the child as items 1-2 say; ProcessSupervisor
+// (process_supervisor.h) decides items 4-6 from what happened and the time; StreamCapture
+// (stream_capture.h) keeps item 3's bounded output; RunProcess is the poll loop around them.
+//
 // Why posix_spawn and not fork+exec: glibc's posix_spawn (2.36) does everything needed —
 // dup2, chdir (addchdir_np), closefrom (addclosefrom_np, close_range underneath), new
 // process group, signal reset — in a vfork-like child that runs no code of ours, so nothing
@@ -72,6 +76,7 @@
 
 #include "server/runtime/cancellation.h"
 #include "server/runtime/clock.h"
+#include "server/runtime/process_supervisor.h"  // kMinDrain
 
 namespace keel {
 
@@ -84,11 +89,6 @@ struct ProcessSpec {
   Duration kill_grace = Millis(2000);
   std::function<void(pid_t pid)> on_spawned;  // see 7; null: nothing to tell
 };
-
-// After the child's exit (or the group's kill) the pipes are read to EOF for at least this
-// long, even with kill_grace 0: the killed group's holders are gone within a few scheduler
-// ticks, so only a process that left the group can make a run wait this long.
-constexpr Duration kMinDrain = Millis(200);
 
 struct ProcessResult {
   enum class End { kExited, kSignaled, kCancelled, kTimedOut, kSpawnFailed };

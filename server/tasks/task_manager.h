@@ -4,6 +4,9 @@
 // task state. Every read and write goes through the TaskStoreThread; answers come back
 // through EventLoop::Post.
 //
+// Files: task_manager.cc (request tracking, notifications, upkeep), task_creation.cc,
+// task_methods.cc (tasks/get|list|result|cancel), task_lifecycle.cc (the work's fate).
+//
 // Thread: loop thread only.
 // Invariants:
 //  1. CreateTaskResult is sent only after the task row is committed; the work starts after.
@@ -13,9 +16,10 @@
 //  3. tasks/cancel of a live task: the task is cancelled in memory, its work is cancelled
 //     (no progress after), the row is written cancelled (phase requested), and only then is
 //     the response sent, saying what was written. Answers and status notifications always
-//     show a state once it is written, in the order written. Whatever the work does later leaves the status cancelled; when its
-//     worker returns, the phase becomes observed (it stopped at a checkpoint, or never
-//     started) or finished_after_cancel (it ran to its end; what it returned is kept).
+//     show a state once it is written, in the order written. Whatever the work does later
+//     leaves the status cancelled; when its worker returns, the phase becomes observed (it
+//     stopped at a checkpoint, or never started) or finished_after_cancel (it ran to its end;
+//     what it returned is kept).
 //  4. tasks/result of a live task waits, without polling, until the terminal state is
 //     written; it answers what the call would have returned plus the related-task _meta,
 //     and a JSON-RPC error (-32603, data.status "cancelled") for a cancelled task.
@@ -131,7 +135,7 @@ class TaskManager {
   };
 
   // Runs `work` on the store thread and `done` on the loop with what it returned, or with
-  // the SqliteError text (`error` non-empty, value default).
+  // the SqliteError text (`error` non-empty, value default). Defined in task_store_job.h.
   template <typename T>
   void Store(std::function<T(TaskStore&)> work, std::function<void(T, std::string error)> done);
 
@@ -144,6 +148,15 @@ class TaskManager {
   // tasks/result for a terminal task: its outcome, or the cancelled error.
   void AnswerOutcome(const Json& id, const TaskRecord& task);
   void NotifyStatus(const TaskRecord& task);
+
+  // Creation (task_creation.cc): the row is committed (or not); answer, then start.
+  void OnCreated(const Json& id, Json progress_token, const TaskStore::Created& created,
+                 const std::string& error);
+  void CancelUnannounced(const Json& id, const std::string& task_id);
+  void StartWork(const Json& id, const TaskRecord& task, Json progress_token);
+  // tasks/cancel of a task this process runs, or of one only the store knows.
+  void CancelLive(const Json& id, Live& live, int64_t now);
+  void CancelStored(const Json& id, const std::string& task_id, int64_t now);
 
   // Writes the decided terminal state of a live task, then answers its waiters.
   void Persist(const std::string& task_id);

@@ -95,62 +95,65 @@ Json Flaky(FlakyCounters& counters, ToolContext& ctx) {
     }
     Json error = Json{{"type", type}};
     if (args.contains("retry_after_ms")) error["retry_after_ms"] = args.at("retry_after_ms");
-    return ErrorResult(
-        "flaky: scripted failure " + type + " on attempt " + std::to_string(n), error);
+    return ErrorResult("flaky: scripted failure " + type + " on attempt " + std::to_string(n),
+                       error);
   }
   Json result = TextResult("flaky: ok on attempt " + std::to_string(n));
   result["structuredContent"] = Json{{"attempt", n}};
   return result;
 }
 
-}  // namespace
+// Reports progress 1..steps, interval_ms apart, stopping at a cancel.
+Json ReportSteps(ToolContext& ctx) {
+  const auto steps = ctx.arguments().at("steps").get<int>();
+  const auto interval = Millis(ctx.arguments().value("interval_ms", 0));
+  for (int i = 1; i <= steps; ++i) {
+    if (interval.count() > 0) {
+      ctx.token().WaitUntil(std::chrono::steady_clock::now() + interval);
+    }
+    ctx.checkpoint();
+    ctx.ReportProgress(i, steps, "step " + std::to_string(i));
+  }
+  return TextResult("done " + std::to_string(steps) + " steps");
+}
 
-std::vector<std::unique_ptr<Tool>> MakeTestTools() {
-  auto latches = std::make_shared<LatchRegistry>();
-  std::vector<std::unique_ptr<Tool>> tools;
-
+// sleep, task_sleep, progress: the tools that take time.
+void AddWaitingTools(std::vector<std::unique_ptr<Tool>>& tools) {
   tools.push_back(std::make_unique<FnTool>(
-      Optional(Spec("sleep", "Test tool: waits ms milliseconds; stops early when cancelled.",
-           R"({"type":"object","properties":{"ms":{"type":"integer","minimum":0,"maximum":600000}},
+      Optional(Spec(
+          "sleep", "Test tool: waits ms milliseconds; stops early when cancelled.",
+          R"({"type":"object","properties":{"ms":{"type":"integer","minimum":0,"maximum":600000}},
                "required":["ms"],"additionalProperties":false})")),
       Sleep));
 
-  ToolSpec task_sleep =
-      Spec("task_sleep",
-           "Test tool: like sleep, but only as a task (execution.taskSupport required).",
-           R"({"type":"object","properties":{"ms":{"type":"integer","minimum":0,"maximum":600000}},
+  ToolSpec task_sleep = Spec(
+      "task_sleep", "Test tool: like sleep, but only as a task (execution.taskSupport required).",
+      R"({"type":"object","properties":{"ms":{"type":"integer","minimum":0,"maximum":600000}},
                "required":["ms"],"additionalProperties":false})");
   task_sleep.task_support = TaskSupport::kRequired;
   tools.push_back(std::make_unique<FnTool>(std::move(task_sleep), Sleep));
 
   tools.push_back(std::make_unique<FnTool>(
       Optional(Spec("progress",
-           "Test tool: reports progress 1..steps, interval_ms apart (sent when the call "
-           "carries a progress token).",
-           R"({"type":"object","properties":{
+                    "Test tool: reports progress 1..steps, interval_ms apart (sent when the call "
+                    "carries a progress token).",
+                    R"({"type":"object","properties":{
                  "steps":{"type":"integer","minimum":1,"maximum":10000},
                  "interval_ms":{"type":"integer","minimum":0,"maximum":60000}},
                "required":["steps"],"additionalProperties":false})")),
-      [](ToolContext& ctx) {
-        const auto steps = ctx.arguments().at("steps").get<int>();
-        const auto interval = Millis(ctx.arguments().value("interval_ms", 0));
-        for (int i = 1; i <= steps; ++i) {
-          if (interval.count() > 0) {
-            ctx.token().WaitUntil(std::chrono::steady_clock::now() + interval);
-          }
-          ctx.checkpoint();
-          ctx.ReportProgress(i, steps, "step " + std::to_string(i));
-        }
-        return TextResult("done " + std::to_string(steps) + " steps");
-      }));
+      ReportSteps));
+}
 
+// latch_wait, latch_release: one LatchRegistry for both.
+void AddLatchTools(std::vector<std::unique_ptr<Tool>>& tools) {
+  auto latches = std::make_shared<LatchRegistry>();
   tools.push_back(std::make_unique<FnTool>(
       Optional(Spec("latch_wait",
-           "Test tool: blocks until latch_release opens the named latch, then reaches a "
-           "checkpoint. With ignore_cancel the wait ignores cancellation (a tool busy "
-           "between checkpoints); with checkpoint false as well it never stops early (a "
-           "non-cooperative tool that finishes after a cancel).",
-           R"({"type":"object",
+                    "Test tool: blocks until latch_release opens the named latch, then reaches a "
+                    "checkpoint. With ignore_cancel the wait ignores cancellation (a tool busy "
+                    "between checkpoints); with checkpoint false as well it never stops early (a "
+                    "non-cooperative tool that finishes after a cancel).",
+                    R"({"type":"object",
                "properties":{"name":{"type":"string","minLength":1,"maxLength":128},
                              "ignore_cancel":{"type":"boolean"},
                              "checkpoint":{"type":"boolean"}},
@@ -165,25 +168,19 @@ std::vector<std::unique_ptr<Tool>> MakeTestTools() {
         return TextResult("released " + name);
       }));
 
-  ToolSpec release = Spec("latch_release",
-                          "Test tool: opens the named latch for good (takes no worker slot).",
-                          kNameSchema);
+  ToolSpec release =
+      Spec("latch_release", "Test tool: opens the named latch for good (takes no worker slot).",
+           kNameSchema);
   release.runs_on_loop = true;
   tools.push_back(std::make_unique<FnTool>(std::move(release), [latches](ToolContext& ctx) {
     const auto name = ctx.arguments().at("name").get<std::string>();
     const bool first = latches->Release(name);
     return TextResult((first ? "released " : "already released ") + name);
   }));
+}
 
-  tools.push_back(std::make_unique<FnTool>(
-      Spec("fail", "Test tool: returns an error result with the given message.",
-           R"({"type":"object","properties":{"message":{"type":"string"}},
-               "required":["message"],"additionalProperties":false})"),
-      [](ToolContext& ctx) {
-        return ErrorResult(ctx.arguments().at("message").get<std::string>(),
-                           Json{{"type", "tool_failed"}});
-      }));
-
+// flaky_read, flaky_write, flaky_idempotent: one FlakyCounters for the three.
+void AddFlakyTools(std::vector<std::unique_ptr<Tool>>& tools) {
   auto counters = std::make_shared<FlakyCounters>();
   const auto flaky = [counters](ToolContext& ctx) { return Flaky(*counters, ctx); };
   constexpr const char* kFlakyDoc =
@@ -199,11 +196,28 @@ std::vector<std::unique_ptr<Tool>> MakeTestTools() {
                 EffectClass::kUnsafeWrite),
       flaky));
   tools.push_back(std::make_unique<FnTool>(
-      FlakySpec("flaky_idempotent",
-                std::string("Test tool: a flaky idempotent write (optional idempotencyKey).") +
-                    kFlakyDoc,
-                EffectClass::kIdempotentWrite),
+      FlakySpec(
+          "flaky_idempotent",
+          std::string("Test tool: a flaky idempotent write (optional idempotencyKey).") + kFlakyDoc,
+          EffectClass::kIdempotentWrite),
       flaky));
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<Tool>> MakeTestTools() {
+  std::vector<std::unique_ptr<Tool>> tools;
+  AddWaitingTools(tools);
+  AddLatchTools(tools);
+  tools.push_back(std::make_unique<FnTool>(
+      Spec("fail", "Test tool: returns an error result with the given message.",
+           R"({"type":"object","properties":{"message":{"type":"string"}},
+               "required":["message"],"additionalProperties":false})"),
+      [](ToolContext& ctx) {
+        return ErrorResult(ctx.arguments().at("message").get<std::string>(),
+                           Json{{"type", "tool_failed"}});
+      }));
+  AddFlakyTools(tools);
   return tools;
 }
 

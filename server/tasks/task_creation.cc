@@ -1,0 +1,122 @@
+// TaskManager: creating a task for a task-augmented tools/call (invariant 1: the answer goes
+// out after the row is committed, and the work starts after the answer).
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "protocol/error_codes.h"
+#include "protocol/json_rpc.h"
+#include "protocol/tool_result.h"
+#include "server/tasks/task_manager.h"
+#include "server/tasks/task_store_job.h"
+#include "server/tasks/task_wire.h"
+
+namespace keel {
+namespace {
+
+// The row of a new task, owned by this process with a fresh lease; the requested ttl is
+// clamped to the maximum (when there is one).
+TaskRecord NewTaskRecord(TaskManager::CreateRequest& request, const TaskOptions& options,
+                         int64_t now) {
+  TaskRecord task;
+  task.task_id = NewTaskId();
+  task.tool = request.tool;
+  task.created_ms = now;
+  task.updated_ms = now;
+  task.ttl_ms = request.requested_ttl_ms;
+  if (options.max_ttl_ms > 0) {
+    task.ttl_ms = std::min(task.ttl_ms.value_or(options.max_ttl_ms), options.max_ttl_ms);
+  }
+  task.poll_interval_ms = options.poll_interval_ms;
+  task.request = std::move(request.params);
+  task.idempotency_key = request.idempotency_key;
+  task.fingerprint = request.fingerprint;
+  task.owner = options.owner;
+  task.owner_pid = options.pid;
+  task.lease_until_ms = now + options.lease_ms;
+  return task;
+}
+
+}  // namespace
+
+void TaskManager::Create(CreateRequest request) {
+  Track(request.id);
+  const int64_t now = now_ms_();
+  TaskRecord task = NewTaskRecord(request, options_, now);
+  ++creating_;
+  auto write = [task, now](TaskStore& store) { return store.Create(task, now); };
+  auto written = [this, id = request.id, token = std::move(request.progress_token)](
+                     TaskStore::Created created, std::string error) mutable {
+    --creating_;
+    OnCreated(id, std::move(token), created, error);
+  };
+  Store<TaskStore::Created>(std::move(write), std::move(written));
+}
+
+void TaskManager::OnCreated(const Json& id, Json progress_token, const TaskStore::Created& created,
+                            const std::string& error) {
+  if (!error.empty()) {
+    spdlog::error("could not create a task: {}", error);
+    return AnswerError(
+        id, kInternalError,
+        "Could not create the task: the task store failed (" + error + "); nothing was started");
+  }
+  const TaskRecord& task = created.task;
+  if (created.outcome == TaskStore::CreateOutcome::kKeyMismatch) {
+    return AnswerError(id, kInvalidParams,
+                       "Idempotency key '" + task.idempotency_key + "' was already used for task " +
+                           task.task_id + " with other arguments; nothing was started",
+                       Json{{"type", "idempotency_key_mismatch"}, {"taskId", task.task_id}});
+  }
+  if (created.outcome == TaskStore::CreateOutcome::kExisting) {
+    // Idempotent creation: the task this key made before, whatever its state.
+    Json meta = RelatedTaskMeta(task.task_id);
+    meta["dev.keel/existing-task"] = true;
+    return AnswerResult(id, Json{{"task", TaskJson(task)}, {"_meta", std::move(meta)}});
+  }
+  if (pending_.count(IdKey(id)) != 0 && pending_[IdKey(id)]) {
+    return CancelUnannounced(id, task.task_id);
+  }
+  StartWork(id, task, std::move(progress_token));
+}
+
+void TaskManager::CancelUnannounced(const Json& id, const std::string& task_id) {
+  // The client cancelled the tools/call before it was answered: it will never learn the
+  // task id, so the task is cancelled without running.
+  pending_.erase(IdKey(id));
+  Store<bool>(
+      [task_id, now = now_ms_()](TaskStore& store) {
+        constexpr const char* kWhy =
+            "Cancelled: the tools/call that created this task was cancelled before "
+            "keel answered it (cancel_observed): the work never started.";
+        return store.Cancel(task_id, kWhy, now) &&
+               store.RecordAfterCancel(task_id, CancelPhase::kObserved, kWhy, Json(), now);
+      },
+      [](bool, std::string) {});
+}
+
+void TaskManager::StartWork(const Json& id, const TaskRecord& task, Json progress_token) {
+  const std::string task_id = task.task_id;
+  Live& live = live_[task_id];
+  live.record = task;
+  AnswerResult(id, Json{{"task", TaskJson(task)}, {"_meta", RelatedTaskMeta(task_id)}});
+  const std::optional<uint64_t> generation = start_(task, std::move(progress_token));
+  if (generation) {
+    live.generation = *generation;
+    return;
+  }
+  // Shutdown began while the row was being written: the work never starts.
+  const std::string text =
+      "keel was shutting down when this task was created; its work never started, and "
+      "calling again is safe.";
+  live.record.status = TaskStatus::kFailed;
+  live.record.status_message = text;
+  live.record.result = ErrorResult(text, Json{{"type", "interrupted"},
+                                              {"reason", "server_shutdown"},
+                                              {"effect", "did_not_happen"},
+                                              {"taskId", task_id}});
+  live.work_ended = true;
+  Persist(task_id);
+}
+
+}  // namespace keel

@@ -1,0 +1,224 @@
+// TaskManager: the tasks/get, tasks/list, tasks/result and tasks/cancel methods (TASK-1,
+// TASK-2). Live tasks are answered from the loop's view, others from the task store.
+#include <cstdint>
+#include <limits>
+
+#include <spdlog/spdlog.h>
+
+#include "protocol/cursor.h"
+#include "protocol/error_codes.h"
+#include "protocol/json_rpc.h"
+#include "server/tasks/task_cancel_text.h"
+#include "server/tasks/task_manager.h"
+#include "server/tasks/task_store_job.h"
+#include "server/tasks/task_wire.h"
+
+namespace keel {
+namespace {
+
+std::string AlreadyTerminal(TaskStatus status) {
+  return "Cannot cancel task: already in terminal status '" + std::string(TaskStatusName(status)) +
+         "'";
+}
+
+}  // namespace
+
+std::optional<std::string> TaskManager::TaskIdParam(const Json& id, const Json& params) {
+  if (params.is_object()) {
+    const auto task_id = params.find("taskId");
+    if (task_id != params.end() && task_id->is_string() &&
+        !task_id->get_ref<const std::string&>().empty()) {
+      return task_id->get<std::string>();
+    }
+  }
+  sink_.SendResponse(
+      EncodeError(id, kInvalidParams, "Invalid params: taskId (a non-empty string) is required"));
+  return std::nullopt;
+}
+
+bool TaskManager::AnswerIfUnavailable(const Json& id, const std::string& task_id,
+                                      const std::optional<TaskRecord>& task,
+                                      const std::string& error, const char* action) {
+  const std::string failed = std::string("Failed to ") + action + " task: ";
+  if (!error.empty()) {
+    AnswerError(id, kInternalError, failed + error, Json{{"taskId", task_id}});
+  } else if (!task) {
+    AnswerError(id, kInvalidParams, failed + "Task not found", Json{{"taskId", task_id}});
+  } else if (task->Expired(now_ms_())) {
+    AnswerError(id, kInvalidParams, failed + "Task has expired", Json{{"taskId", task_id}});
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void TaskManager::Get(const Json& id, const Json& params) {
+  const std::optional<std::string> task_id = TaskIdParam(id, params);
+  if (!task_id) return;
+  Track(id);
+  Store<std::optional<TaskRecord>>(
+      [task_id = *task_id](TaskStore& store) { return store.Get(task_id); },
+      [this, id, task_id = *task_id](std::optional<TaskRecord> task, std::string error) {
+        if (AnswerIfUnavailable(id, task_id, task, error, "retrieve")) return;
+        AnswerResult(id, WithRelatedTask(TaskJson(*task), task_id));
+      });
+}
+
+void TaskManager::List(const Json& id, const Json& params) {
+  int64_t after = 0;
+  if (params.is_object()) {
+    const auto cursor = params.find("cursor");
+    if (cursor != params.end() && !cursor->is_null()) {
+      std::optional<size_t> decoded;
+      if (cursor->is_string()) decoded = DecodeCursor("tasks", cursor->get<std::string>());
+      // keel's cursors hold a row number; one past int64 is forged and would wrap negative.
+      if (!decoded || *decoded > static_cast<size_t>(std::numeric_limits<int64_t>::max())) {
+        return sink_.SendResponse(
+            EncodeError(id, kInvalidParams, "Failed to list tasks: Invalid cursor"));
+      }
+      after = static_cast<int64_t>(*decoded);
+    }
+  }
+  Track(id);
+  Store<TaskStore::Page>(
+      [after, limit = options_.page_size, now = now_ms_()](TaskStore& store) {
+        return store.List(after, limit, now);
+      },
+      [this, id](TaskStore::Page page, std::string error) {
+        if (!error.empty()) {
+          return AnswerError(id, kInternalError, "Failed to list tasks: " + error);
+        }
+        Json tasks = Json::array();
+        for (const TaskRecord& task : page.tasks) tasks.push_back(TaskJson(task));
+        Json result = {{"tasks", std::move(tasks)}};
+        if (page.next_after) {
+          result["nextCursor"] = EncodeCursor("tasks", static_cast<size_t>(*page.next_after));
+        }
+        AnswerResult(id, result);
+      });
+}
+
+void TaskManager::AnswerOutcome(const Json& id, const TaskRecord& task) {
+  if (task.status == TaskStatus::kCancelled) {
+    Json data = {{"taskId", task.task_id},
+                 {"status", "cancelled"},
+                 {"cancelPhase", std::string(CancelPhaseName(task.cancel_phase))}};
+    if (!task.status_message.empty()) data["statusMessage"] = task.status_message;
+    if (!task.late_outcome.is_null()) data["lateOutcome"] = task.late_outcome;
+    return AnswerError(id, kInternalError,
+                       "Task " + task.task_id + " was cancelled: it has no result", data);
+  }
+  if (task.error.is_object()) {
+    Json data = task.error.value("data", Json::object());
+    if (data.is_object()) data["taskId"] = task.task_id;
+    return AnswerError(id, task.error.value("code", kInternalError),
+                       task.error.value("message", std::string("Task failed")), data);
+  }
+  if (task.result.is_object()) {
+    return AnswerResult(id, WithRelatedTask(task.result, task.task_id));
+  }
+  AnswerError(id, kInternalError, "Task " + task.task_id + " has no result stored",
+              Json{{"taskId", task.task_id}});
+}
+
+void TaskManager::Result(const Json& id, const Json& params) {
+  const std::optional<std::string> task_id = TaskIdParam(id, params);
+  if (!task_id) return;
+  Track(id);
+  if (auto it = live_.find(*task_id); it != live_.end()) {
+    Live& live = it->second;
+    if (!IsTerminal(live.record.status) || !live.terminal_written) {
+      live.waiters.push_back(id);  // answered when the terminal state is written
+      return;
+    }
+    return AnswerOutcome(id, live.record);
+  }
+  Store<std::optional<TaskRecord>>(
+      [task_id = *task_id](TaskStore& store) { return store.Get(task_id); },
+      [this, id, task_id = *task_id](std::optional<TaskRecord> task, std::string error) {
+        if (AnswerIfUnavailable(id, task_id, task, error, "retrieve")) return;
+        if (IsTerminal(task->status)) return AnswerOutcome(id, *task);
+        if (auto it = live_.find(task_id); it != live_.end()) {
+          it->second.waiters.push_back(id);  // created here meanwhile
+          return;
+        }
+        AnswerError(
+            id, kInternalError,
+            "Task " + task_id + " is run by another keel process (pid " +
+                std::to_string(task->owner_pid) +
+                ") on the same database; poll tasks/get until it is terminal",
+            Json{{"taskId", task_id}, {"status", std::string(TaskStatusName(task->status))}});
+      });
+}
+
+void TaskManager::Cancel(const Json& id, const Json& params) {
+  const std::optional<std::string> task_id = TaskIdParam(id, params);
+  if (!task_id) return;
+  Track(id);
+  const int64_t now = now_ms_();
+  if (auto it = live_.find(*task_id); it != live_.end()) return CancelLive(id, it->second, now);
+  CancelStored(id, *task_id, now);
+}
+
+void TaskManager::CancelLive(const Json& id, Live& live, int64_t now) {
+  if (IsTerminal(live.record.status)) {
+    return AnswerError(id, kInvalidParams, AlreadyTerminal(live.record.status),
+                       Json{{"taskId", live.record.task_id}});
+  }
+  // Decided here (invariant 2): whatever the work does next, the task is cancelled.
+  live.record.status = TaskStatus::kCancelled;
+  live.record.cancel_phase = CancelPhase::kRequested;
+  live.record.status_message = kCancelRequested;
+  live.record.updated_ms = now;
+  const TaskRecord decided = live.record;
+  ++live.writes_pending;
+  cancel_work_(live.generation);
+  Store<bool>([task_id = decided.task_id,
+               now](TaskStore& store) { return store.Cancel(task_id, kCancelRequested, now); },
+              [this, id, decided](bool written, std::string error) {
+                auto it = live_.find(decided.task_id);
+                if (it == live_.end()) return;  // cannot happen: erased only with no write pending
+                Live& live = it->second;
+                --live.writes_pending;
+                if (!error.empty() || !written) {
+                  spdlog::error("task {}: could not write its cancellation ({})", decided.task_id,
+                                error.empty() ? "the row is gone or terminal" : error);
+                }
+                live.terminal_written = true;
+                AnswerResult(id, WithRelatedTask(TaskJson(decided), decided.task_id));
+                NotifyStatus(decided);
+                for (const Json& waiter : live.waiters) AnswerOutcome(waiter, decided);
+                live.waiters.clear();
+                EraseIfDone(decided.task_id);
+              });
+}
+
+void TaskManager::CancelStored(const Json& id, const std::string& task_id, int64_t now) {
+  // Not run here: a task of an earlier (or another) keel process, or a finished one.
+  struct Outcome {
+    std::optional<TaskRecord> task;
+    bool cancelled = false;
+  };
+  Store<Outcome>(
+      [task_id, now](TaskStore& store) {
+        Outcome outcome;
+        outcome.task = store.Get(task_id);
+        if (!outcome.task || outcome.task->Expired(now) || IsTerminal(outcome.task->status)) {
+          return outcome;
+        }
+        outcome.cancelled = store.Cancel(task_id, kCancelRequested, now);
+        outcome.task = store.Get(task_id);
+        return outcome;
+      },
+      [this, id, task_id](Outcome outcome, std::string error) {
+        if (AnswerIfUnavailable(id, task_id, outcome.task, error, "cancel")) return;
+        if (!outcome.cancelled) {
+          return AnswerError(id, kInvalidParams, AlreadyTerminal(outcome.task->status),
+                             Json{{"taskId", task_id}});
+        }
+        AnswerResult(id, WithRelatedTask(TaskJson(*outcome.task), task_id));
+        NotifyStatus(*outcome.task);
+      });
+}
+
+}  // namespace keel
