@@ -18,7 +18,7 @@
 //   VmHWM from /proc/<pid>/status -> close stdin -> wait for exit.
 // Per-call latency is send->response (performance.now(); a batch of requests written
 // together shares one send time). calls/s = calls / wall time of the measured phase.
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -27,6 +27,7 @@ import { performance } from 'node:perf_hooks';
 import { backgroundLoad } from './machine_load.mjs';
 import { forEachArg } from './cli.mjs';
 import { ensureFloor } from './floor.mjs';
+import { spawnLines } from '../../tests/support/keel_process.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
@@ -141,55 +142,29 @@ async function runOne(spec, K, opts) {
   const t0 = performance.now();
   // keel keeps its database in the run's own directory (KEEL_DB).
   const env = { ...process.env, KEEL_DB: join(cwd, 'keel.db') };
-  const child = spawn(spec.cmd, spec.args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
-  const pid = child.pid;
-  let stderrTail = '';
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (d) => { stderrTail = (stderrTail + d).slice(-4000); });
-  let exited = null;
-  const exitP = new Promise((res) => child.once('exit', (code, signal) => { exited = { code, signal }; res(exited); }));
   let failure = null;
   let wake = null; // resolves the phase currently waiting
   const fail = (why) => {
     if (!failure) failure = why;
     if (wake) wake();
   };
-  child.once('error', (e) => fail(`spawn failed: ${e.message}`));
-  child.stdin.on('error', (e) => fail(`write to stdin failed: ${e.message}`));
-  let closing = false;
-  exitP.then((e) => { if (!closing) fail(`exited early (code ${e.code}, signal ${e.signal})`); });
-
-  // Response handling state, reset per phase.
-  let onLine = null;
-  let pending = '';
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (chunk) => {
-    let start = 0;
-    let nl = chunk.indexOf('\n');
-    if (nl < 0) { pending += chunk; return; }
-    if (pending) {
-      onLine(pending + chunk.slice(0, nl));
-      pending = '';
-      start = nl + 1;
-      nl = chunk.indexOf('\n', start);
-    }
-    while (nl >= 0) {
-      onLine(chunk.slice(start, nl));
-      start = nl + 1;
-      nl = chunk.indexOf('\n', start);
-    }
-    if (start < chunk.length) pending = chunk.slice(start);
-    if (flushOut) flushOut();
+  // Response handling: p.onLine is set per phase; p.afterChunk sends what a chunk released.
+  const p = spawnLines(spec.cmd, spec.args, {
+    cwd, env, stderrLimit: 4000,
+    onError: (e, where) => fail(where === 'spawn' ? `spawn failed: ${e.message}` : `write to stdin failed: ${e.message}`),
   });
-  let flushOut = null;
+  const child = p.child;
+  const pid = p.pid;
+  let closing = false;
+  p.exited.then((e) => { if (!closing) fail(`exited early (code ${e.code}, signal ${e.signal})`); });
 
   const waitFor = (donePred, what) => new Promise((res, rej) => {
     if (failure) return rej(new ServerFailed(`${spec.name}: ${failure}`));
     let last = -1;
     const timer = setInterval(() => {
-      const p = progress();
-      if (p === last) fail(`stalled for ${STALL_MS / 1000}s during ${what}`);
-      last = p;
+      const n = progress();
+      if (n === last) fail(`stalled for ${STALL_MS / 1000}s during ${what}`);
+      last = n;
     }, STALL_MS);
     wake = () => {
       clearInterval(timer);
@@ -204,7 +179,7 @@ async function runOne(spec, K, opts) {
   try {
     // initialize
     let initLine = null;
-    onLine = (line) => {
+    p.onLine = (line) => {
       if (lineId(line) === 0) { initLine = line; if (wake) wake(); }
     };
     progress = () => (initLine ? 1 : 0);
@@ -228,10 +203,10 @@ async function runOne(spec, K, opts) {
           sent++;
         }
       };
-      flushOut = () => {
+      p.afterChunk = () => {
         if (out) { child.stdin.write(out); out = ''; }
       };
-      onLine = (line) => {
+      p.onLine = (line) => {
         const id = lineId(line);
         if (id < 0) return; // a notification (e.g. a log message): not ours
         const idx = id - base;
@@ -257,10 +232,10 @@ async function runOne(spec, K, opts) {
       progress = () => done;
       const t = performance.now();
       queue(K);
-      flushOut();
+      p.afterChunk();
       await waitFor(() => done === count, what);
       const wall = performance.now() - t;
-      flushOut = null;
+      p.afterChunk = null;
       if (bad) throw new ServerFailed(`${spec.name}: ${bad} bad responses during ${what}; first: ${firstBad.slice(0, 300)}`);
       return wall;
     };
@@ -279,13 +254,11 @@ async function runOne(spec, K, opts) {
     const rss = peakRssMB(pid);
 
     // close: EOF on stdin, then wait for the exit.
-    onLine = () => {};
+    p.onLine = () => {};
     closing = true;
     const tClose = performance.now();
-    child.stdin.end();
-    let killTimer;
-    const ex = await Promise.race([exitP, new Promise((r) => { killTimer = setTimeout(r, 5000, null); })]);
-    clearTimeout(killTimer);
+    p.end();
+    const ex = await p.waitExit(5000);
     const closeMs = performance.now() - tClose;
     if (!ex) {
       child.kill('SIGKILL');
@@ -315,13 +288,13 @@ async function runOne(spec, K, opts) {
   } catch (e) {
     if (e instanceof ServerFailed) {
       // Say how the process ended, if it did (e.g. EPIPE on write is usually an early exit).
-      if (exited === null) await Promise.race([exitP, new Promise((r) => setTimeout(r, 300).unref())]);
-      if (exited !== null) e.message += ` [process exited: code ${exited.code}, signal ${exited.signal}]`;
-      if (stderrTail.trim()) e.message += `\n--- ${spec.name} stderr (tail) ---\n${stderrTail}`;
+      if (p.exit === null) await Promise.race([p.exited, new Promise((r) => setTimeout(r, 300).unref())]);
+      if (p.exit !== null) e.message += ` [process exited: code ${p.exit.code}, signal ${p.exit.signal}]`;
+      if (p.stderr.trim()) e.message += `\n--- ${spec.name} stderr (tail) ---\n${p.stderr}`;
     }
     throw e;
   } finally {
-    if (exited === null) child.kill('SIGKILL');
+    if (p.exit === null) child.kill('SIGKILL');
     rmSync(cwd, { recursive: true, force: true });
   }
 }

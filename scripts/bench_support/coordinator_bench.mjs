@@ -43,13 +43,14 @@
 //       or anything else, each counted). Then VmHWM is read as keel's peak RSS.
 //   Then stdin is closed and output read to keel's exit; every id must have exactly one
 //   response. Each N in --calls gets a fresh keel, so peak RSS per N is comparable.
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { readFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { backgroundLoad } from './machine_load.mjs';
 import { forEachArg } from './cli.mjs';
+import { spawnLines } from '../../tests/support/keel_process.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
@@ -157,50 +158,32 @@ const INIT_REQ = JSON.stringify({
 }) + '\n';
 const INITIALIZED = '{"jsonrpc":"2.0","method":"notifications/initialized"}\n';
 
-// A keel process with line splitting on stdout. `onLine` may be replaced at any time.
+// A keel process with line splitting on stdout (tests/support/keel_process.mjs). `onLine`
+// may be replaced at any time.
 export function startKeel(bin, args) {
   const cwd = mkdtempSync(join(tmpdir(), 'keel-bench-'));
-  const child = spawn(bin, args, { cwd, env: { ...cleanEnv(), KEEL_DB: join(cwd, 'keel.db') }, stdio: ['pipe', 'pipe', 'pipe'] });
-  const k = {
-    child, pid: child.pid, args, onLine: () => {}, stderrTail: '', exited: null, failure: null,
-    closing: false, onFail: null,
-  };
+  const k = { args, exited: null, failure: null, closing: false, onFail: null };
   const fail = (why) => {
     if (k.failure) return;
     k.failure = why;
     if (k.onFail) k.onFail(why);
   };
   k.fail = fail;
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (d) => { k.stderrTail = (k.stderrTail + d).slice(-4000); });
-  k.exitP = new Promise((res) => child.once('exit', (code, signal) => {
-    k.exited = { code, signal };
-    if (!k.closing) fail(`exited early (code ${code}, signal ${signal})`);
-    res(k.exited);
-  }));
-  k.stdoutEnd = new Promise((res) => child.stdout.once('end', res));
-  child.once('error', (e) => fail(`spawn failed: ${e.message}`));
-  child.stdin.on('error', (e) => fail(`write to stdin failed: ${e.message}`));
-  let pending = '';
-  child.stdout.setEncoding('utf8');
-  k.onData = (chunk) => {
-    let start = 0;
-    let nl = chunk.indexOf('\n');
-    if (nl < 0) { pending += chunk; return; }
-    if (pending) {
-      k.onLine(pending + chunk.slice(0, nl));
-      pending = '';
-      start = nl + 1;
-      nl = chunk.indexOf('\n', start);
-    }
-    while (nl >= 0) {
-      k.onLine(chunk.slice(start, nl));
-      start = nl + 1;
-      nl = chunk.indexOf('\n', start);
-    }
-    if (start < chunk.length) pending = chunk.slice(start);
-  };
-  child.stdout.on('data', k.onData);
+  const p = spawnLines(bin, args, {
+    cwd, env: { ...cleanEnv(), KEEL_DB: join(cwd, 'keel.db') }, stderrLimit: 4000,
+    onError: (e, where) => fail(where === 'spawn' ? `spawn failed: ${e.message}` : `write to stdin failed: ${e.message}`),
+  });
+  Object.assign(k, { child: p.child, pid: p.pid, stdoutEnd: p.stdoutEnded });
+  Object.defineProperties(k, {
+    onLine: { get: () => p.onLine, set: (f) => { p.onLine = f; } },
+    stderrTail: { get: () => p.stderr },
+  });
+  k.exitP = p.exited.then((exit) => {
+    k.exited = { code: exit.code, signal: exit.signal };
+    if (!k.closing) fail(`exited early (code ${exit.code}, signal ${exit.signal})`);
+    return k.exited;
+  });
+  const child = p.child;
   k.cleanup = () => {
     if (k.exited === null) { k.closing = true; child.kill('SIGKILL'); }
     rmSync(cwd, { recursive: true, force: true });

@@ -23,7 +23,6 @@
 // (peak RSS by the time it answered), stdin is closed and its exit awaited (exit code must
 // be 0; "exit after EOF ms"). Runs never overlap. The kinds take turns, one run of each per
 // round (--warmup unrecorded rounds first), so a drift in the machine's load lands on all.
-import { spawn } from 'node:child_process';
 import { readFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -32,6 +31,7 @@ import { performance } from 'node:perf_hooks';
 import { backgroundLoad } from './machine_load.mjs';
 import { forEachArg, table } from './cli.mjs';
 import { ensureFloor } from './floor.mjs';
+import { spawnLines } from '../../tests/support/keel_process.mjs';
 import {
   log, die, ServerFailed, cleanEnv, procStatusKB, summary, fmt, backgroundLines, goalLines,
 } from './coordinator_bench.mjs';
@@ -88,36 +88,28 @@ const INIT_REQ = JSON.stringify({
 
 // One start: spawn, initialize, EOF, exit. Returns the run's figures.
 async function startOnce(kind, cmd, args, cwd) {
-  let stderrTail = '';
-  let buf = '';
-  let initAt = null, initLine = null, exited = null, failure = null;
+  let initAt = null, initLine = null, failure = null;
   let wake = null;
-  const t0 = performance.now();
-  const child = spawn(cmd, args, { cwd, env: cleanEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
-  const spawnMs = performance.now() - t0;
   const fail = (why) => { failure ??= why; if (wake) wake(); };
-  child.once('error', (e) => fail(`spawn failed: ${e.message}`));
-  child.stdin.on('error', (e) => fail(`write to stdin failed: ${e.message}`));
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (d) => { stderrTail = (stderrTail + d).slice(-4000); });
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (d) => {
-    if (initLine !== null) return; // the rest of the output (none expected) is not ours
-    const t = performance.now();
-    buf += d;
-    const nl = buf.indexOf('\n');
-    if (nl < 0) return;
-    initAt = t;
-    initLine = buf.slice(0, nl);
-    if (wake) wake();
+  const p = spawnLines(cmd, args, {
+    cwd, env: cleanEnv(), stderrLimit: 4000,
+    onError: (e, where) => fail(where === 'spawn' ? `spawn failed: ${e.message}` : `write to stdin failed: ${e.message}`),
+    onLine: (line) => {
+      if (initLine !== null) return; // the rest of the output (none expected) is not ours
+      initAt = performance.now();
+      initLine = line;
+      if (wake) wake();
+    },
   });
-  const exitP = new Promise((res) => child.once('exit', (code, signal) => {
-    exited = { code, signal, at: performance.now() };
-    if (initLine === null) fail(`exited before answering initialize (code ${code}, signal ${signal})`);
+  const t0 = p.startedAt;
+  const spawnMs = p.spawnMs;
+  const child = p.child;
+  const exitP = p.exited.then((exit) => {
+    if (initLine === null) fail(`exited before answering initialize (code ${exit.code}, signal ${exit.signal})`);
     if (wake) wake();
-    res(exited);
-  }));
-  const describe = (msg) => `${kind}: ${msg}` + (stderrTail.trim() ? `\n--- ${kind} stderr (tail) ---\n${stderrTail}` : '');
+    return exit;
+  });
+  const describe = (msg) => `${kind}: ${msg}` + (p.stderr.trim() ? `\n--- ${kind} stderr (tail) ---\n${p.stderr}` : '');
   try {
     child.stdin.write(INIT_REQ);
     await new Promise((res) => {
@@ -142,7 +134,7 @@ async function startOnce(kind, cmd, args, cwd) {
     if (ex.code !== 0) throw new ServerFailed(describe(`exit code ${ex.code}, signal ${ex.signal} after stdin EOF`));
     return { init_ms: initAt - t0, spawn_ms: spawnMs, rss_mb: rssMB, exit_after_eof_ms: ex.at - tEof };
   } finally {
-    if (exited === null) child.kill('SIGKILL');
+    if (p.exit === null) child.kill('SIGKILL');
   }
 }
 

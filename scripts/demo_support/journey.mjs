@@ -2,10 +2,12 @@
 // The inspect-then-restart journey of the second seed, against keel's simulated deployment
 // backend with faults on. Usage: node scripts/demo_support/journey.mjs [path/to/keel]
 // Speaks raw JSON-RPC over stdio like any MCP host; exits non-zero if keel misbehaves.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+import { rpcClient, spawnLines } from '../../tests/support/keel_process.mjs';
 
 const keelPath = process.argv[2] ?? 'build/keel';
 const dir = mkdtempSync(join(tmpdir(), 'keel-journey-'));
@@ -19,28 +21,11 @@ writeFileSync(policy, JSON.stringify({
 const args = ['--db', join(dir, 'keel.db'), '--trace-file', trace, '--policy', policy, '--workers', '4'];
 let failures = 0;
 
+// One keel (tests/support/keel_process.mjs); requests wait for their answer as long as it takes.
 function startKeel(extra) {
-  const proc = spawn(keelPath, [...args, ...extra], { stdio: ['pipe', 'pipe', 'inherit'] });
-  const waiting = new Map();
-  let buffer = '';
-  let nextId = 1;
-  proc.stdout.on('data', (chunk) => {
-    buffer += chunk;
-    let nl;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
-      const message = JSON.parse(buffer.slice(0, nl));
-      buffer = buffer.slice(nl + 1);
-      const w = waiting.get(message.id);
-      if (w) { waiting.delete(message.id); w(message); }
-    }
-  });
-  const request = (method, params) => new Promise((resolve) => {
-    const id = nextId++;
-    waiting.set(id, resolve);
-    proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
-  });
-  const exited = new Promise((resolve) => proc.on('exit', resolve));
-  return { proc, request, exited };
+  const proc = spawnLines(keelPath, [...args, ...extra], { stderr: 'inherit' });
+  const c = rpcClient(proc, { waitMs: Infinity });
+  return { proc, request: c.request, exited: proc.exited.then((exit) => exit.code) };
 }
 
 const step = (title) => console.log(`\n== ${title}`);
@@ -56,7 +41,7 @@ let keel = startKeel([
   '--fault', 'lookup_deployment_operation:latency=50',
 ]);
 await keel.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'journey', version: '1' } });
-keel.proc.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
+keel.proc.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
 const call = (name, a) => keel.request('tools/call', { name, arguments: a }).then((m) => m.result);
 
 step('inspect: get_deployment_job web-api (the deployment API answers 503 once)');
@@ -81,7 +66,7 @@ const again = await call('restart_deployment_job', restart);
 check(again.structuredContent?.operation_id === found.structuredContent?.operation_id && again.structuredContent?.replayed,
   'asking again with the same intent and approval returns the same operation: no duplicate');
 await keel.request('ping', {});
-keel.proc.stdin.end();
+keel.proc.end();
 await keel.exited;
 
 step('outage: the deployment API fails for 90 s (a new keel, same trace file)');
@@ -94,7 +79,7 @@ const degraded = await call('get_deployment_job', { job_id: 'web-api' });
 say(degraded);
 check(degraded.structuredContent?.freshness === 'cached' && degraded.structuredContent?.no_write_action_performed === true,
   'while open: an instant answer, the last known state marked cached, no write performed');
-keel.proc.stdin.end();
+keel.proc.end();
 await keel.exited;
 
 step('keel trace summary (per tool, backend and outcome)');

@@ -3,10 +3,11 @@
 // Usage: node scripts/demo_support/session.mjs [path/to/keel]
 // Speaks raw JSON-RPC over keel's stdin/stdout (what any MCP host does) and exits
 // non-zero if keel fails to show one of the guarantees.
-import { spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+
+import { rpcClient, spawnLines } from '../../tests/support/keel_process.mjs';
 
 const keelPath = process.argv[2] ?? 'build/keel';
 // Short timeouts (defaults: idle 30 s, max 55 s) so the timeout steps take a second.
@@ -15,34 +16,16 @@ const dbPath = join(mkdtempSync(join(tmpdir(), 'keel-demo-')), 'keel.db');
 const keelArgs = ['--test-tools', '--workers', '2', '--idle-timeout', '400', '--max-timeout', '1500', '--db', dbPath];
 let failures = 0;
 
-// One keel process and the JSON-RPC plumbing around it.
+// One keel process and the JSON-RPC plumbing around it (tests/support/keel_process.mjs).
 function startKeel() {
-  const proc = spawn(keelPath, keelArgs, { stdio: ['pipe', 'pipe', 'inherit'] });
-  const seen = [];
-  const waiters = [];
-  let buffer = '';
-  proc.stdout.on('data', (chunk) => {
-    buffer += chunk;
-    let nl;
-    while ((nl = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
-      const message = JSON.parse(line);
-      seen.push(message);
-      for (const w of [...waiters]) if (w.match(message)) { waiters.splice(waiters.indexOf(w), 1); w.resolve(message); }
-    }
-  });
-  const send = (message) => proc.stdin.write((typeof message === 'string' ? message : JSON.stringify(message)) + '\n');
-  const request = (id, method, params) => send({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) });
-  const waitFor = (match, ms = 5000) => new Promise((resolve, reject) => {
-    const found = seen.find(match);
-    if (found) return resolve(found);
-    const timer = setTimeout(() => reject(new Error('timed out waiting for a message')), ms);
-    waiters.push({ match, resolve: (m) => { clearTimeout(timer); resolve(m); } });
-  });
+  const proc = spawnLines(keelPath, keelArgs, { stderr: 'inherit' });
+  const c = rpcClient(proc);
+  const send = (message) => (typeof message === 'string' ? proc.write(message + '\n') : c.send(message));
+  const request = (id, method, params) => c.send({ id, method, ...(params ? { params } : {}) });
+  const waitFor = (match, ms = 5000) => c.waitFor(match, { ms });
   const reply = (id) => waitFor((m) => m.id === id && !('method' in m));
-  const exited = new Promise((resolve) => proc.on('exit', (code, signal) => resolve(code ?? signal)));
-  return { proc, seen, send, request, waitFor, reply, exited };
+  const exited = proc.exited.then((exit) => exit.code ?? exit.signal);
+  return { proc, seen: c.messages, send, request, waitFor, reply, exited };
 }
 
 let keel = startKeel();
@@ -222,7 +205,7 @@ check((await reply(79)).result.status === 'completed', 'the task that completed 
 step('stdin EOF: in-flight work finishes, then keel exits 0');
 call(40, 'sleep', { ms: 300 });
 const closedAt = Date.now();
-keel.proc.stdin.end();
+keel.proc.end();
 const slept = await reply(40);
 const code = await keel.exited;
 const elapsed = Date.now() - closedAt;

@@ -1,8 +1,10 @@
 #include "server/app/cli_options.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -68,37 +70,35 @@ int ApplyConfigFile(CLI::App& app, const std::string& path) {
   return 0;
 }
 
-}  // namespace
-
-CliParse ParseCommandLine(int argc, const char* const* argv) {
-  CliParse parse;
-  CliOptions& o = parse.options;
-  CLI::App app("keel: a stdio MCP server with reliable cancellation, timeouts and "
-               "exactly-once mutations.\nAn MCP host launches it as a subprocess and speaks "
-               "JSON-RPC on its stdin/stdout.",
-               "keel");
-  app.footer(kFooter);
-  app.set_version_flag("-V,--version", std::string("keel ") + KEEL_VERSION);
-  app.option_defaults()->always_capture_default();
-
-  app.add_option("--config", o.config_file, "TOML file with the same settings as the flags")
-      ->envname("KEEL_CONFIG");
+// The options that size and bound serving: workers, admission, input lines, shutdown, the
+// two call clocks (TMO-1) and the outbox. Returns the two clocks' options: which of them the
+// user set decides how a conflict between them resolves (ReconcileTimeouts).
+struct TimeoutOptions {
+  CLI::Option* idle = nullptr;
+  CLI::Option* max = nullptr;
+};
+TimeoutOptions AddLimitOptions(CLI::App& app, CliOptions& o) {
   app.add_option("--workers", o.workers,
                  "Worker threads that run tool calls (0 = hardware threads, at least 2)")
-      ->envname("KEEL_WORKERS")->check(CLI::Range(0, 1024));
+      ->envname("KEEL_WORKERS")
+      ->check(CLI::Range(0, 1024));
   app.add_option("--max-inflight", o.max_inflight,
                  "Most tool calls queued or running at once; beyond it a call gets a "
                  "'server busy' error result")
-      ->envname("KEEL_MAX_INFLIGHT")->check(CLI::Range(1, 1 << 20));
+      ->envname("KEEL_MAX_INFLIGHT")
+      ->check(CLI::Range(1, 1 << 20));
   app.add_option("--max-line-bytes", o.max_line_bytes,
                  "Longest input line accepted; a longer one gets one error and is skipped "
                  "without being buffered")
-      ->envname("KEEL_MAX_LINE_BYTES")->check(CLI::Range(1024, 1 << 30));
+      ->envname("KEEL_MAX_LINE_BYTES")
+      ->check(CLI::Range(1024, 1 << 30));
   app.add_option("--shutdown-grace", o.shutdown_grace_ms,
                  "Milliseconds in-flight calls get to finish after stdin EOF or SIGTERM "
                  "(hosts send SIGTERM 2000 ms after closing stdin)")
-      ->envname("KEEL_SHUTDOWN_GRACE")->check(CLI::Range(0, 600000));
-  CLI::Option* idle_timeout =
+      ->envname("KEEL_SHUTDOWN_GRACE")
+      ->check(CLI::Range(0, 600000));
+  TimeoutOptions timeouts;
+  timeouts.idle =
       app.add_option("--idle-timeout", o.idle_timeout_ms,
                      "Milliseconds a tool call may go without reporting progress before keel "
                      "ends it with a timeout result (0 = no idle limit). At most --max-timeout "
@@ -107,7 +107,7 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
                      "a --policy file replace it")
           ->envname("KEEL_IDLE_TIMEOUT")
           ->check(CLI::Range(0LL, 86400000LL));
-  CLI::Option* max_timeout =
+  timeouts.max =
       app.add_option("--max-timeout", o.max_timeout_ms,
                      "Milliseconds a tool call may take in all, queued time included, whatever "
                      "its progress; then keel ends it with a timeout result (below the 60000 "
@@ -119,7 +119,14 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
                  "Unsent output keel holds for a slow client: beyond it the oldest progress "
                  "is dropped, and stdin is not read until the client catches up (responses "
                  "are never dropped)")
-      ->envname("KEEL_OUTBOX_BYTES")->check(CLI::Range(size_t{64} << 10, size_t{1} << 30));
+      ->envname("KEEL_OUTBOX_BYTES")
+      ->check(CLI::Range(size_t{64} << 10, size_t{1} << 30));
+  return timeouts;
+}
+
+// The durable state: the --db file, the idempotency ledger's memory, durable tasks, and the
+// list page size (tools and tasks).
+void AddStateOptions(CLI::App& app, CliOptions& o) {
   // An empty --db (or config `db = ""`) is refused, never read as "the default database":
   // the user named a file and it is not that one. An empty KEEL_DB counts as unset (CLI11
   // skips empty variables), as an empty XDG_DATA_HOME does for the default path.
@@ -136,21 +143,30 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
   app.add_option("--idempotency-ttl", o.idempotency_ttl_ms,
                  "Milliseconds a finished keyed mutation is remembered; a retry within it "
                  "replays the result, after it the key is forgotten")
-      ->envname("KEEL_IDEMPOTENCY_TTL")->check(CLI::Range(1000LL, 365LL * 24 * 3600 * 1000));
+      ->envname("KEEL_IDEMPOTENCY_TTL")
+      ->check(CLI::Range(1000LL, 365LL * 24 * 3600 * 1000));
   app.add_option("--max-tasks", o.max_tasks,
                  "Most durable tasks (tools/call with params.task) live at once in this "
                  "process; beyond it task creation gets a 'too many tasks' error")
-      ->envname("KEEL_MAX_TASKS")->check(CLI::Range(1, 100000));
+      ->envname("KEEL_MAX_TASKS")
+      ->check(CLI::Range(1, 100000));
   app.add_option("--task-max-ttl", o.task_max_ttl_ms,
                  "Longest ttl a task gets, in milliseconds from its creation (a task asking "
                  "for none gets this one); its record and result are deleted after it and "
                  "its work may not run longer (0 = unlimited: ttl null)")
-      ->envname("KEEL_TASK_MAX_TTL")->check(CLI::Range(0LL, 365LL * 24 * 3600 * 1000));
+      ->envname("KEEL_TASK_MAX_TTL")
+      ->check(CLI::Range(0LL, 365LL * 24 * 3600 * 1000));
   app.add_option("--task-poll-interval", o.task_poll_interval_ms,
                  "pollInterval keel suggests to clients polling a task, in milliseconds")
-      ->envname("KEEL_TASK_POLL_INTERVAL")->check(CLI::Range(10LL, 3600000LL));
+      ->envname("KEEL_TASK_POLL_INTERVAL")
+      ->check(CLI::Range(10LL, 3600000LL));
   app.add_option("--page-size", o.page_size, "Tools (and tasks) per tools/list (tasks/list) page")
-      ->envname("KEEL_PAGE_SIZE")->check(CLI::Range(1, 10000));
+      ->envname("KEEL_PAGE_SIZE")
+      ->check(CLI::Range(1, 10000));
+}
+
+// The process log and the MCP log messages sent to the client.
+void AddLogOptions(CLI::App& app, CliOptions& o) {
   app.add_option("--log-level", o.log_level, "Process log level (stderr or --log-file)")
       ->envname("KEEL_LOG_LEVEL")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}));
@@ -162,8 +178,13 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
                  "until the client asks). For clients whose setLevel never reaches keel, such "
                  "as mcp-proxy, which answers it itself")
       ->envname("KEEL_CLIENT_LOG_LEVEL")
-      ->check(CLI::IsMember({"debug", "info", "notice", "warning", "error", "critical", "alert",
-                             "emergency"}));
+      ->check(CLI::IsMember(
+          {"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}));
+}
+
+// What keel serves and how it behaves: the policy file, the catalog, shadow mode and the
+// simulated backend's faults.
+void AddToolOptions(CLI::App& app, CliOptions& o) {
   app.add_option("--policy", o.policy_file,
                  "Resilience policy file (JSON, see docs/policy.md): timeouts, retries, retry "
                  "budget, breaker and shadow settings per tool. Validated completely at "
@@ -182,35 +203,22 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
                  "lookup_deployment_operation)")
       ->envname("KEEL_CATALOG");
   app.add_flag("--shadow", o.shadow,
-               "Shadow mode for every tool (OPS-1): compute retry and circuit-breaker decisions and "
-               "record them as 'retry.would_have' and 'breaker.would_have' trace events, but "
-               "apply none (each call makes one attempt and is never rejected). "
-               "The policy's per-tool `shadow` does the same for one tool")
+               "Shadow mode for every tool (OPS-1): compute retry and circuit-breaker "
+               "decisions and record them as 'retry.would_have' and 'breaker.would_have' "
+               "trace events, but apply none (each call makes one attempt and is never "
+               "rejected). The policy's per-tool `shadow` does the same for one tool")
       ->envname("KEEL_SHADOW");
   app.add_option("--fault", o.faults,
                  "Inject a fault into the simulated deployment backend (tests, drills, demos; "
                  "repeatable): TOOL:latency=MS, TOOL:slow=MS, TOOL:fail_503=N, "
-                 "TOOL:sustained_503=MS, TOOL:lose_response[=N], TOOL:start_after=N; TOOL is get_deployment_job, "
-                 "restart_deployment_job or lookup_deployment_operation")
+                 "TOOL:sustained_503=MS, TOOL:lose_response[=N], TOOL:start_after=N; TOOL "
+                 "is get_deployment_job, restart_deployment_job or lookup_deployment_operation")
       ->envname("KEEL_FAULTS")
       ->delimiter(',');
-  CLI::App* policy = app.add_subcommand("policy", "Show or check resilience policies (keel does not serve)");
-  policy->fallthrough();
-  CLI::App* show = policy->add_subcommand("show", "Print the policy the keel on --db runs (or ran before it)");
-  show->fallthrough();
-  show->add_flag("--previous", o.policy_previous, "The version the current one replaced");
-  show->callback([&o] { o.policy_command = "show"; });
-  CLI::App* check = policy->add_subcommand("check", "Validate a policy file; exit 78 listing every problem");
-  check->fallthrough();
-  check->add_option("file", o.policy_check_file, "The policy file")->required();
-  check->callback([&o] { o.policy_command = "check"; });
-  policy->require_subcommand(1);
-  CLI::App* trace_cmd = app.add_subcommand("trace", "Read a --trace-file (keel does not serve)");
-  CLI::App* summary = trace_cmd->add_subcommand(
-      "summary", "Per tool, backend and outcome: calls, intents, retries, timeouts, breaker "
-                 "rejects, p50/p95 duration, backend operations, calls per intent");
-  summary->add_option("file", o.trace_summary_file, "The trace file")->required()->check(CLI::ExistingFile);
-  trace_cmd->require_subcommand(1);
+}
+
+// The per-attempt trace (OBS-1) and the kill switch for writes at start-up (OPS-2).
+void AddTraceAndSafetyOptions(CLI::App& app, CliOptions& o) {
   app.add_option("--trace-file", o.trace_file,
                  "Append one JSON line per event (call start/end, attempt start/end, retry "
                  "scheduled/suppressed, breaker rejects and state changes, timeouts, replays, "
@@ -225,17 +233,10 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
                "'kill_switch' error result and nothing runs; reads keep working. It is "
                "stored in --db and stays on until `keel admin block-writes off`")
       ->envname("KEEL_BLOCK_WRITES");
-  CLI::App* admin = app.add_subcommand("admin", "Operator commands on the --db file (keel does not serve)");
-  admin->fallthrough();  // --db and the other options may follow the subcommand
-  CLI::App* block = admin->add_subcommand(
-      "block-writes",
-      "Turn the kill switch for writes on or off (a running keel sees it on its next write "
-      "call), or show it");
-  block->fallthrough();
-  block->add_option("state", o.admin_block_writes, "on, off or status")
-      ->required()
-      ->check(CLI::IsMember({"on", "off", "status"}));
-  admin->require_subcommand(1);
+}
+
+// The tools only tests and the official conformance suite call.
+void AddTestOptions(CLI::App& app, CliOptions& o) {
   app.add_flag("--test-tools", o.test_tools,
                "Also serve the test tools sleep, task_sleep, progress, latch_wait, "
                "latch_release, fail, flaky_read, flaky_write, flaky_idempotent (a --catalog "
@@ -248,36 +249,126 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
                "test_error_handling, test_tool_with_progress, json_schema_2020_12_tool "
                "(scripts/conformance_suite)")
       ->envname("KEEL_CONFORMANCE_FIXTURES");
+}
 
+// Every option of `keel` that serves, in --help order (--config first).
+TimeoutOptions AddServeOptions(CLI::App& app, CliOptions& o) {
+  app.add_option("--config", o.config_file, "TOML file with the same settings as the flags")
+      ->envname("KEEL_CONFIG");
+  const TimeoutOptions timeouts = AddLimitOptions(app, o);
+  AddStateOptions(app, o);
+  AddLogOptions(app, o);
+  AddToolOptions(app, o);
+  AddTraceAndSafetyOptions(app, o);
+  AddTestOptions(app, o);
+  return timeouts;
+}
+
+// `keel policy show [--previous]` and `keel policy check FILE`.
+void AddPolicyCommand(CLI::App& app, CliOptions& o) {
+  CLI::App* policy =
+      app.add_subcommand("policy", "Show or check resilience policies (keel does not serve)");
+  policy->fallthrough();
+  CLI::App* show =
+      policy->add_subcommand("show", "Print the policy the keel on --db runs (or ran before it)");
+  show->fallthrough();
+  show->add_flag("--previous", o.policy_previous, "The version the current one replaced");
+  show->callback([&o] { o.policy_command = "show"; });
+  CLI::App* check =
+      policy->add_subcommand("check", "Validate a policy file; exit 78 listing every problem");
+  check->fallthrough();
+  check->add_option("file", o.policy_check_file, "The policy file")->required();
+  check->callback([&o] { o.policy_command = "check"; });
+  policy->require_subcommand(1);
+}
+
+// `keel trace summary FILE` (OBS-2).
+void AddTraceCommand(CLI::App& app, CliOptions& o) {
+  CLI::App* trace_cmd = app.add_subcommand("trace", "Read a --trace-file (keel does not serve)");
+  CLI::App* summary = trace_cmd->add_subcommand(
+      "summary",
+      "Per tool, backend and outcome: calls, intents, retries, timeouts, breaker "
+      "rejects, p50/p95 duration, backend operations, calls per intent");
+  summary->add_option("file", o.trace_summary_file, "The trace file")
+      ->required()
+      ->check(CLI::ExistingFile);
+  trace_cmd->require_subcommand(1);
+}
+
+// `keel admin block-writes on|off|status` (OPS-2).
+void AddAdminCommand(CLI::App& app, CliOptions& o) {
+  CLI::App* admin =
+      app.add_subcommand("admin", "Operator commands on the --db file (keel does not serve)");
+  admin->fallthrough();  // --db and the other options may follow the subcommand
+  CLI::App* block = admin->add_subcommand(
+      "block-writes",
+      "Turn the kill switch for writes on or off (a running keel sees it on its next write "
+      "call), or show it");
+  block->fallthrough();
+  block->add_option("state", o.admin_block_writes, "on, off or status")
+      ->required()
+      ->check(CLI::IsMember({"on", "off", "status"}));
+  admin->require_subcommand(1);
+}
+
+// Parses argv with CLI11. An exit code when keel must stop (help, version: 0 after printing;
+// a usage error: 64 after saying why).
+std::optional<int> ParseArgv(CLI::App& app, int argc, const char* const* argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    parse.exit_code = app.exit(e);
-    return parse;
+    return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
-    parse.exit_code = app.exit(e);
-    return parse;
+    return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
-    parse.exit_code = kExitUsage;
-    return parse;
+    return kExitUsage;
   }
+  return std::nullopt;
+}
+
+// idle <= max (TMO-1). Only two values the user set (flag, KEEL_* or config file: each
+// counts) conflict; a default follows the value the user did set. 64 after saying why.
+std::optional<int> ReconcileTimeouts(const TimeoutOptions& timeouts, CliOptions& o) {
+  if (o.idle_timeout_ms <= o.max_timeout_ms) return std::nullopt;
+  if (timeouts.idle->count() == 0) {
+    o.idle_timeout_ms = o.max_timeout_ms;
+  } else if (timeouts.max->count() == 0) {
+    o.max_timeout_ms = o.idle_timeout_ms;
+  } else {
+    std::cerr << "keel: --idle-timeout (" << o.idle_timeout_ms
+              << " ms) must not exceed --max-timeout (" << o.max_timeout_ms << " ms)\n";
+    return kExitUsage;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+CliParse ParseCommandLine(int argc, const char* const* argv) {
+  CliParse parse;
+  CliOptions& o = parse.options;
+  CLI::App app(
+      "keel: a stdio MCP server with reliable cancellation, timeouts and "
+      "exactly-once mutations.\nAn MCP host launches it as a subprocess and speaks "
+      "JSON-RPC on its stdin/stdout.",
+      "keel");
+  app.footer(kFooter);
+  app.set_version_flag("-V,--version", std::string("keel ") + KEEL_VERSION);
+  app.option_defaults()->always_capture_default();
+  const TimeoutOptions timeouts = AddServeOptions(app, o);
+  AddPolicyCommand(app, o);
+  AddTraceCommand(app, o);
+  AddAdminCommand(app, o);
+
+  parse.exit_code = ParseArgv(app, argc, argv);
+  if (parse.exit_code) return parse;
   if (!o.config_file.empty()) {
     if (const int code = ApplyConfigFile(app, o.config_file); code != 0) parse.exit_code = code;
   }
-  if (!parse.exit_code && o.idle_timeout_ms > o.max_timeout_ms) {
-    // Only two values the user set (flag, KEEL_* or config file: each counts) conflict; a
-    // default follows the value the user did set.
-    if (idle_timeout->count() == 0) {
-      o.idle_timeout_ms = o.max_timeout_ms;
-    } else if (max_timeout->count() == 0) {
-      o.max_timeout_ms = o.idle_timeout_ms;
-    } else {
-      std::cerr << "keel: --idle-timeout (" << o.idle_timeout_ms
-                << " ms) must not exceed --max-timeout (" << o.max_timeout_ms << " ms)\n";
-      parse.exit_code = kExitUsage;
-      return parse;
-    }
+  if (!parse.exit_code) {
+    parse.exit_code = ReconcileTimeouts(timeouts, o);
+    if (parse.exit_code) return parse;
   }
   if (o.workers == 0) o.workers = std::max(2u, std::thread::hardware_concurrency());
   return parse;

@@ -5,6 +5,10 @@
 // file above the environment, so keel reads the file itself after CLI11 has applied the
 // command line and the environment, and fills only options that neither set.
 //
+// One CLI11 app holds the options of `keel` that serves and one subcommand per operator
+// command (`policy`, `trace`, `admin`; operator_commands.h runs them), each added by its own
+// function in cli_options.cc.
+//
 // Exit codes follow sysexits.h: 64 bad usage, 66 config file missing, 78 bad config.
 #pragma once
 

@@ -23,19 +23,10 @@
 #include "server/catalog/catalog.h"
 #include "server/catalog/catalog_spec.h"
 #include "server/catalog/tool_registry.h"
+#include "server/tools/fn_tool.h"
 
 namespace keel {
 namespace {
-
-class SpecOnlyTool final : public Tool {
- public:
-  explicit SpecOnlyTool(ToolSpec spec) : spec_(std::move(spec)) {}
-  const ToolSpec& spec() const override { return spec_; }
-  Json Call(ToolContext&) override { return Json(); }
-
- private:
-  ToolSpec spec_;
-};
 
 void CheckEntry(const CatalogEntry& entry, std::set<std::string>& names) {
   FUZZ_CHECK(IsValidToolName(entry.name) && IsValidToolName(entry.backend));
@@ -72,7 +63,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ToolSpec spec = SpecFor(entry);
     const std::string listed = DumpCompact(ToolRegistry::Describe(spec, /*with_execution=*/true));
     FUZZ_CHECK(IsValidUtf8(listed));
-    FUZZ_CHECK(registry.Register(std::make_unique<SpecOnlyTool>(std::move(spec))).empty());
+    auto tool = std::make_unique<FnTool>(std::move(spec), [](ToolContext&) { return Json(); });
+    FUZZ_CHECK(registry.Register(std::move(tool)).empty());
   }
   return 0;
 }

@@ -72,19 +72,7 @@ const call = (k, name, args = {}, extra = {}) => k.request('tools/call', { name,
 const keyed = (key) => ({ _meta: { 'dev.keel/idempotency-key': key } });
 
 // A request with an id of the test's choosing (0, a string); resolves with the response.
-function requestWithId(k, id, method, params, waitMs = 20000) {
-  const answered = new Promise((res, rej) => {
-    const timer = setTimeout(() => {
-      if (k.pending.delete(id)) rej(new Error(`no answer to ${method} id ${JSON.stringify(id)} within ${waitMs} ms`));
-    }, waitMs);
-    k.pending.set(id, {
-      resolve: (m) => { clearTimeout(timer); res(m); },
-      reject: (e) => { clearTimeout(timer); rej(e); },
-    });
-  });
-  k.send({ id, method, params });
-  return answered;
-}
+const requestWithId = (k, id, method, params, waitMs = 20000) => k.request(method, params, { id, waitMs });
 
 const isResponse = (m) => 'id' in m && ('result' in m || 'error' in m);
 const responsesFor = (k, id) => k.messages.filter((m) => isResponse(m) && m.id === id);

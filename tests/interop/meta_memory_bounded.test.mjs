@@ -39,7 +39,7 @@ test('six queued calls with a 14 MB _meta each keep keel far below their parsed 
     const answers = [];
     for (let i = 0; i < CALLS; i++) {
       const id = 100 + i;
-      answers.push(new Promise((res) => k.pending.set(id, { resolve: res, reject: res })));
+      answers.push(k.response(id, { waitMs: Infinity }).catch((e) => e));
       const line = `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo",` +
         `"arguments":{"text":"q${i}"},"_meta":{"progressToken":"p${i}","bulk":${bulk}}}}\n`;
       if (!k.child.stdin.write(line)) await new Promise((r) => k.child.stdin.once('drain', r));

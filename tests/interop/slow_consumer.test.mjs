@@ -10,14 +10,12 @@
 // notifications survive is not asserted (keel may drop or rate-limit them).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 
-const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const KEEL = process.env.KEEL_BINARY ? resolve(process.env.KEEL_BINARY) : join(repo, 'build', 'keel');
+import { KEEL } from './raw_keel.mjs';
+import { rpcClient, spawnLines } from '../support/keel_process.mjs';
 
 // Enough that responses alone outgrow the bound plus the kernel's socket buffers (~300 kB
 // here): with 2000 calls keel never had to drop progress or stop reading stdin.
@@ -38,10 +36,6 @@ const POLL_MS = 100;
 // polls in a row; if it never does within STALL_WAIT_MS the samples taken so far are used.
 const STALL_POLLS = 5;
 const STALL_WAIT_MS = 20000;
-
-if (!existsSync(KEEL)) {
-  throw new Error(`keel binary not found at ${KEEL}: run scripts/build or set KEEL_BINARY`);
-}
 
 // Polling interval only: every wait below is for a condition.
 const tick = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -68,22 +62,15 @@ async function waitFor(what, condition, timeoutMs = WAIT_TIMEOUT_MS) {
   }
 }
 
-// keel as a child process, with its stdout split into JSON messages in arrival order.
+// keel as a child process, with its stdout split into JSON messages in arrival order
+// (k.messages). keel logs every dropped progress line: stderr is read too (into a tail), or
+// keel would block on it.
 function startKeel(args) {
   const cwd = mkdtempSync(join(tmpdir(), 'keel-slow-consumer-'));
-  const child = spawn(KEEL, args, { cwd, env: { ...process.env, KEEL_DB: join(cwd, 'keel.db') }, stdio: ['pipe', 'pipe', 'pipe'] });
-  const k = { child, cwd, messages: [], stderr: '', exited: false, partial: '' };
-  child.on('exit', () => { k.exited = true; });
-  // keel logs every dropped progress line: stderr must be read too, or keel would block on it.
-  child.stderr.setEncoding('utf8');
-  child.stderr.on('data', (d) => { k.stderr = (k.stderr + d).slice(-8000); });
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (d) => {
-    const lines = (k.partial + d).split('\n');
-    k.partial = lines.pop();
-    for (const line of lines) k.messages.push(JSON.parse(line));
-  });
-  k.send = (message) => child.stdin.write(JSON.stringify(message) + '\n');
+  const p = spawnLines(KEEL, args, { cwd, env: { ...process.env, KEEL_DB: join(cwd, 'keel.db') }, stderrLimit: 8000 });
+  const k = rpcClient(p);
+  k.cwd = cwd;
+  Object.defineProperties(k, { exited: { get: () => p.exit !== null }, stderr: { get: () => p.stderr } });
   return k;
 }
 

@@ -3,10 +3,11 @@
 // Run: node --test tests/interop/stdio_streams.test.mjs   (scripts/test runs it too)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { closeSync, constants, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { KEEL, freshDir, startRawKeel, withTimeout } from './raw_keel.mjs';
+import { rpcClient, spawnLines } from '../support/keel_process.mjs';
 
 // Each too-long line makes keel log one warning: enough of them to fill any pipe or socket
 // buffer on stderr many times over (a 64 KiB pipe held about 450).
@@ -22,33 +23,14 @@ const DROP_REPORT = /keel W \S+ (\d+) log line\(s\) dropped: stderr was full/;
 // read and parsed, stderr is not touched here.
 function startKeel(t, stderr) {
   const dir = freshDir(t, 'keel-stdio-');
-  const child = spawn(KEEL, ['--max-line-bytes', String(MAX_LINE_BYTES)], {
-    env: { ...process.env, KEEL_DB: join(dir, 'keel.db') },
-    stdio: ['pipe', 'pipe', stderr],
+  const p = spawnLines(KEEL, ['--max-line-bytes', String(MAX_LINE_BYTES)], {
+    env: { ...process.env, KEEL_DB: join(dir, 'keel.db') }, stderr, captureStderr: false,
   });
-  t.after(() => { if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL'); });
-  child.stdin.on('error', () => {});
-  const k = { child, dir, answers: new Map(), waiters: new Map() };
-  k.exited = new Promise((res) => child.on('exit', (code) => res(code)));
-  let partial = '';
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (d) => {
-    const lines = (partial + d).split('\n');
-    partial = lines.pop();
-    for (const line of lines) {
-      const msg = JSON.parse(line);
-      if (msg.id === undefined) continue;
-      k.answers.set(msg.id, msg);
-      k.waiters.get(msg.id)?.(msg);
-    }
-  });
-  k.ping = (id) => {
-    child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' }) + '\n');
-    return withTimeout(new Promise((res) => {
-      if (k.answers.has(id)) res(k.answers.get(id));
-      k.waiters.set(id, res);
-    }), `the answer to ping ${id}`, ANSWER_MS);
-  };
+  t.after(() => { if (p.exit === null) p.child.kill('SIGKILL'); });
+  const k = rpcClient(p);
+  k.dir = dir;
+  k.exited = p.exited.then((exit) => exit.code);
+  k.ping = (id) => k.request('ping', undefined, { id, waitMs: ANSWER_MS });
   return k;
 }
 

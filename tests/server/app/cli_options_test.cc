@@ -174,7 +174,7 @@ TEST_CASE("an out-of-range or malformed flag value is bad usage, exit 64") {
   }
 }
 
-TEST_CASE("--help and --version ask to exit 0") {
+TEST_CASE("asking for --help or --version exits 0") {
   CleanKeelEnv env;
   CHECK(ExitCode(Parse({"--help"})) == 0);
   CHECK(ExitCode(Parse({"-h"})) == 0);

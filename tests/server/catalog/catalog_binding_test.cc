@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "fakes/stub_tool.h"
 #include "server/durable/ledger_service.h"
 #include "server/catalog/effective_policy.h"
 #include "server/session/session.h"
@@ -16,24 +17,18 @@
 namespace keel::catalog_tools_test {
 namespace {
 
-class FakeImpl final : public Tool {
- public:
-  FakeImpl(std::string name, EffectClass effect, bool on_loop = false) {
-    spec_.name = std::move(name);
-    spec_.effect = effect;
-    spec_.runs_on_loop = on_loop;
-    spec_.description = "implementation's own description";
-    spec_.input_schema = Json{{"type", "object"}};
-  }
-  const ToolSpec& spec() const override { return spec_; }
-  Json Call(ToolContext& ctx) override { return TextResult(ctx.intent_arguments().dump()); }
-  Reconciled Reconcile(const Json& arguments, const Json&) override {
-    return Reconciled{Reconciled::Outcome::kHappened, arguments};
-  }
-
- private:
-  ToolSpec spec_;
-};
+// An implementation that answers with its intent arguments and reconciles every call as done.
+std::unique_ptr<Tool> FakeImpl(std::string name, EffectClass effect, bool on_loop = false) {
+  ToolSpec spec = StubSpec(std::move(name));
+  spec.effect = effect;
+  spec.runs_on_loop = on_loop;
+  spec.description = "implementation's own description";
+  return MakeStubTool(
+      std::move(spec), [](ToolContext& ctx) { return TextResult(ctx.intent_arguments().dump()); },
+      [](const Json& arguments, const Json&) {
+        return Reconciled{Reconciled::Outcome::kHappened, arguments};
+      });
+}
 
 Catalog Load(const std::string& text) {
   CatalogLoad load = LoadCatalog(text);
@@ -44,9 +39,9 @@ Catalog Load(const std::string& text) {
 
 std::vector<std::unique_ptr<Tool>> Impls() {
   std::vector<std::unique_ptr<Tool>> impls;
-  impls.push_back(std::make_unique<FakeImpl>("echo", EffectClass::kRead, true));
-  impls.push_back(std::make_unique<FakeImpl>("charge", EffectClass::kUnsafeWrite));
-  impls.push_back(std::make_unique<FakeImpl>("lookup", EffectClass::kRead));
+  impls.push_back(FakeImpl("echo", EffectClass::kRead, true));
+  impls.push_back(FakeImpl("charge", EffectClass::kUnsafeWrite));
+  impls.push_back(FakeImpl("lookup", EffectClass::kRead));
   return impls;
 }
 

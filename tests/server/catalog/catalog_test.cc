@@ -11,8 +11,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "fakes/temp_dir.h"
-#include "server/durable/ledger_service.h"
+#include "fakes/stub_tool.h"
+#include "fakes/temp_ledger.h"
 #include "server/catalog/builtin_catalog.h"
 #include "server/catalog/catalog_spec.h"
 #include "server/catalog/tool_registry.h"
@@ -56,17 +56,6 @@ void RequireOneProblem(const std::vector<std::string>& problems, const std::stri
   CHECK(problems[0].find(what) != std::string::npos);
 }
 
-// A tool served from a catalog entry alone.
-class CatalogTool final : public Tool {
- public:
-  explicit CatalogTool(ToolSpec spec) : spec_(std::move(spec)) {}
-  const ToolSpec& spec() const override { return spec_; }
-  Json Call(ToolContext&) override { return TextResult("ok"); }
-
- private:
-  ToolSpec spec_;
-};
-
 std::string DocsExample() {
   const auto path = std::filesystem::path(__FILE__).parent_path() / "../../../docs/catalog.md";
   std::ifstream file(path);
@@ -108,17 +97,12 @@ TEST_CASE("the built-in catalog loads without problems", "[catalog]") {
 }
 
 TEST_CASE("the built-in catalog describes the tools keel serves by default", "[catalog]") {
-  TempDir dir;
-  std::string error;
-  int exit_code = 0;
-  std::shared_ptr<LedgerService> ledger = LedgerService::Open(
-      LedgerService::Options{dir.path() + "/keel.db", 24LL * 3600 * 1000, "test-owner"}, &error,
-      &exit_code);
-  REQUIRE(ledger != nullptr);
+  TempLedger ledger;
   std::vector<std::unique_ptr<Tool>> tools;
   tools.push_back(MakeEchoTool());
-  for (auto& tool : MakeLedgerTools(ledger)) tools.push_back(std::move(tool));
-  for (auto& tool : MakeDeploymentTools(ledger, nullptr)) tools.push_back(std::move(tool));
+  for (auto& tool : MakeLedgerTools(ledger.service())) tools.push_back(std::move(tool));
+  for (auto& tool : MakeDeploymentTools(ledger.service(), nullptr))
+    tools.push_back(std::move(tool));
 
   CatalogLoad load = LoadCatalog(BuiltinCatalogJson());
   REQUIRE(load.ok());
@@ -432,7 +416,7 @@ TEST_CASE("SpecFor builds a ToolSpec that a ToolRegistry accepts and lists", "[c
   REQUIRE(load.ok());
   ToolRegistry registry;
   for (const CatalogEntry& entry : load.catalog->tools) {
-    CHECK(registry.Register(std::make_unique<CatalogTool>(SpecFor(entry))).empty());
+    CHECK(registry.Register(MakeStubTool(SpecFor(entry))).empty());
   }
   REQUIRE(registry.tools().size() == 4);
   const Json listed = ToolRegistry::Describe(registry.Find("charge_account")->spec(), true);

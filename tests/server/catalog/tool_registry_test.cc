@@ -5,27 +5,16 @@
 #include <memory>
 #include <string>
 
+#include "fakes/stub_tool.h"
 #include "server/catalog/tool_registry.h"
 
 namespace keel::tool_registry_test {
 namespace {
 
-class StubTool final : public Tool {
- public:
-  StubTool(std::string name, Json schema) {
-    spec_.name = std::move(name);
-    spec_.description = "stub";
-    spec_.input_schema = std::move(schema);
-  }
-  const ToolSpec& spec() const override { return spec_; }
-  Json Call(ToolContext&) override { return TextResult("ok"); }
-
- private:
-  ToolSpec spec_;
-};
-
 std::unique_ptr<Tool> Stub(std::string name, Json schema = Json{{"type", "object"}}) {
-  return std::make_unique<StubTool>(std::move(name), std::move(schema));
+  ToolSpec spec = StubSpec(std::move(name), std::move(schema));
+  spec.description = "stub";
+  return MakeStubTool(std::move(spec));
 }
 
 TEST_CASE("tool names outside ^[a-zA-Z0-9_-]{1,64}$ are refused") {

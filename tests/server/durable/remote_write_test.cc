@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "fakes/temp_dir.h"
+#include "fakes/temp_ledger.h"
 #include "ledger/fingerprint.h"
 #include "server/policy/failure_classify.h"
 #include "server/runtime/process_attempt.h"
@@ -16,15 +16,6 @@ namespace keel::remote_write_test {
 namespace {
 
 constexpr const char* kSelf = "keel-1-self";
-
-std::unique_ptr<LedgerService> OpenLedger(const std::string& path, const std::string& owner) {
-  std::string error;
-  int exit_code = 0;
-  auto service =
-      LedgerService::Open(LedgerService::Options{path, 24LL * 3600 * 1000, owner}, &error, &exit_code);
-  REQUIRE(service != nullptr);
-  return service;
-}
 
 Json Ok(const std::string& op) { return StructuredResult("done " + op, Json{{"op", op}}); }
 
@@ -58,7 +49,7 @@ bool MetaFlag(const Json& result, const char* name) {
 
 class Fixture {
  public:
-  Fixture() : ledger_(OpenLedger(dir_.path() + "/keel.db", kSelf)) {}
+  Fixture() : ledger_(kSelf) {}
 
   // One call of tool "restart" under `key` whose effect returns `result`.
   Json Call(const std::string& key, Json result, EffectClass effect = EffectClass::kUnsafeWrite,
@@ -89,7 +80,7 @@ class Fixture {
   // With `attempt`, the claim records that run (as a command tool's claim does).
   void AbandonedClaim(const std::string& owner, const std::string& key,
                       std::optional<LedgerAttempt> attempt = std::nullopt) {
-    auto other = OpenLedger(dir_.path() + "/keel.db", owner);
+    auto other = ledger_.OpenAs(owner);
     const auto claim = other->Ledger().Claim("restart", key, Fingerprint("restart", Json{{"job", "web"}}),
                                              std::chrono::milliseconds(1000));
     REQUIRE(claim.status == MutationLedger::Status::kExecuted);
@@ -101,8 +92,7 @@ class Fixture {
   int lookups = 0;
 
  private:
-  TempDir dir_;
-  std::unique_ptr<LedgerService> ledger_;
+  TempLedger ledger_;
 };
 
 // An owner whose process surely runs (our parent) and one whose pid cannot exist.

@@ -14,6 +14,7 @@
 #include "fakes/fake_clock.h"
 #include "fakes/recording_sink.h"
 #include "fakes/temp_dir.h"
+#include "fakes/temp_ledger.h"
 #include "ledger/database.h"
 #include "ledger/schema.h"
 #include "server/runtime/event_loop.h"
@@ -44,9 +45,7 @@ class TaskHarness {
     registry_.Register(MakeEchoTool());
     for (auto& tool : MakeTestTools()) registry_.Register(std::move(tool));
     if (ledger_tools) {
-      int exit_code = 0;
-      ledger_ = LedgerService::Open({Path(), 3'600'000, "keel-test"}, &error, &exit_code);
-      REQUIRE(ledger_ != nullptr);
+      ledger_ = OpenTestLedger(Path(), "keel-test", 3'600'000);
       for (auto& tool : MakeLedgerTools(ledger_)) registry_.Register(std::move(tool));
     }
     pool_ = std::make_unique<WorkerPool>(workers);

@@ -2,6 +2,7 @@
 // what each becomes, with the process check and the clock injected.
 #include <catch2/catch.hpp>
 
+#include "fakes/stub_tool.h"
 #include "fakes/temp_dir.h"
 #include "ledger/schema.h"
 #include "ledger/task_store.h"
@@ -13,24 +14,17 @@ namespace {
 constexpr int64_t kNow = 1'800'000'000'000;
 
 // A tool whose Reconcile answers from the call's `outcome` argument.
-class ReconcilingTool final : public Tool {
- public:
-  ReconcilingTool() {
-    spec_.name = "job";
-    spec_.input_schema = Json{{"type", "object"}};
-  }
-  const ToolSpec& spec() const override { return spec_; }
-  Json Call(ToolContext&) override { return TextResult("ran"); }
-  Reconciled Reconcile(const Json& arguments, const Json&) override {
-    const std::string outcome = arguments.value("outcome", "");
-    if (outcome == "happened") return {Reconciled::Outcome::kHappened, TextResult("charged")};
-    if (outcome == "not") return {Reconciled::Outcome::kDidNotHappen, Json()};
-    return Reconciled{};
-  }
-
- private:
-  ToolSpec spec_;
-};
+std::unique_ptr<Tool> ReconcilingTool() {
+  return MakeStubTool(
+      StubSpec("job"), [](ToolContext&) { return TextResult("ran"); },
+      [](const Json& arguments, const Json&) {
+        const std::string outcome = arguments.value("outcome", "");
+        if (outcome == "happened")
+          return Reconciled{Reconciled::Outcome::kHappened, TextResult("charged")};
+        if (outcome == "not") return Reconciled{Reconciled::Outcome::kDidNotHappen, Json()};
+        return Reconciled{};
+      });
+}
 
 class RecoveryFixture {
  public:
@@ -40,7 +34,7 @@ class RecoveryFixture {
     REQUIRE(db_ != nullptr);
     REQUIRE(Migrate(*db_, &error) == MigrateStatus::kOk);
     store_ = std::make_unique<TaskStore>(*db_);
-    REQUIRE(tools_.Register(std::make_unique<ReconcilingTool>()).empty());
+    REQUIRE(tools_.Register(ReconcilingTool()).empty());
     options_.owner = "keel-me";
     options_.pid = 100;
     options_.alive = [this](int64_t pid) { return pid == live_pid; };

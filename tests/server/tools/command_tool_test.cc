@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "fakes/temp_dir.h"
+#include "fakes/temp_ledger.h"
 #include "server/policy/failure_classify.h"
 #include "server/runtime/process_attempt.h"
 #include "server/tools/command_tool.h"
@@ -111,13 +111,8 @@ TEST_CASE("a command past the attempt deadline is killed and the outcome is ambi
 
 TEST_CASE("a keyed write killed after its effect is reconciled by lookup and never re-run",
           "[command]") {
-  TempDir dir;
-  std::string error;
-  int exit_code = 0;
-  std::shared_ptr<LedgerService> ledger = LedgerService::Open(
-      LedgerService::Options{dir.path() + "/keel.db", 3600000, "keel-1-test"}, &error, &exit_code);
-  REQUIRE(ledger);
-  const std::string effects = dir.path() + "/effects";
+  TempLedger ledger("keel-1-test", 3600000);
+  const std::string effects = ledger.dir().File("effects");
   // The effect happens, then the answer never comes: the deadline kills the child.
   CommandSpec command = Sh("echo \"$KEEL_IDEMPOTENCY_KEY\" >> '" + effects + "'; sleep 30");
   command.lookup = CommandLookup{
@@ -126,7 +121,7 @@ TEST_CASE("a keyed write killed after its effect is reconciled by lookup and nev
        "{{\"op\":\"op_1\"}}}}'; else echo '{{\"happened\":false}}'; fi",
        "sh", "{idempotency_key}"},
       5000};
-  CommandTool tool(SpecOf("restart", EffectClass::kUnsafeWrite), command, ledger);
+  CommandTool tool(SpecOf("restart", EffectClass::kUnsafeWrite), command, ledger.service());
   const Json meta = {{"dev.keel/idempotency-key", "intent-1"}};
   const Json first = Run(tool, Json{{"job", "web"}}, Millis(300), meta);
   CHECK_FALSE(first.value("isError", false));
@@ -140,16 +135,7 @@ TEST_CASE("a keyed write killed after its effect is reconciled by lookup and nev
 
 TEST_CASE("a key whose orphaned command still runs is not reported undone to task recovery",
           "[command]") {
-  TempDir dir;
-  const std::string db = dir.path() + "/keel.db";
-  std::string error;
-  int exit_code = 0;
-  auto open = [&](const std::string& owner) {
-    auto service =
-        LedgerService::Open(LedgerService::Options{db, 3600000, owner}, &error, &exit_code);
-    REQUIRE(service);
-    return std::shared_ptr<LedgerService>(std::move(service));
-  };
+  TempLedger ledger("keel-1-test", 3600000);
   // A dead keel's claim on the key, with the command it started still running.
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
@@ -159,15 +145,15 @@ TEST_CASE("a key whose orphaned command still runs is not reported undone to tas
   pid_t orphan = -1;
   REQUIRE(posix_spawn(&orphan, "/bin/sleep", nullptr, &attr, argv, environ) == 0);
   posix_spawnattr_destroy(&attr);
-  REQUIRE(open("keel-999999999-dead")
-              ->Ledger()
-              .Claim("restart", "intent-1", "fp", Millis(1000), std::nullopt,
-                     SpawnedAttempt(orphan))
-              .status == MutationLedger::Status::kExecuted);
+  REQUIRE(
+      ledger.OpenAs("keel-999999999-dead")
+          ->Ledger()
+          .Claim("restart", "intent-1", "fp", Millis(1000), std::nullopt, SpawnedAttempt(orphan))
+          .status == MutationLedger::Status::kExecuted);
 
   CommandSpec command = Sh("exit 0");
   command.lookup = CommandLookup{{"/bin/sh", "-c", "echo '{{\"happened\":false}}'"}, 5000};
-  CommandTool tool(SpecOf("restart", EffectClass::kUnsafeWrite), command, open("keel-1-test"));
+  CommandTool tool(SpecOf("restart", EffectClass::kUnsafeWrite), command, ledger.service());
   const Json meta = {{"dev.keel/idempotency-key", "intent-1"}};
   CHECK(tool.Reconcile(Json{{"job", "web"}}, meta).outcome == Reconciled::Outcome::kUnknown);
   ::kill(-orphan, SIGKILL);

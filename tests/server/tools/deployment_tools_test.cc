@@ -5,8 +5,7 @@
 // after the backend accepted the operation.
 #include <catch2/catch.hpp>
 
-#include "fakes/temp_dir.h"
-#include "server/durable/ledger_service.h"
+#include "fakes/temp_ledger.h"
 #include "server/policy/failure_classify.h"
 #include "server/tools/deployment_tools.h"
 
@@ -16,14 +15,8 @@ namespace {
 class Backend {
  public:
   explicit Backend(std::map<std::string, FaultSpec> faults = {}) {
-    std::string error;
-    int exit_code = 0;
-    service_ = LedgerService::Open(
-        LedgerService::Options{dir_.path() + "/keel.db", 24LL * 3600 * 1000, "test-owner"},
-        &error, &exit_code);
-    REQUIRE(service_ != nullptr);
     plan_ = std::make_shared<FaultPlan>(std::move(faults), [this] { return now_; });
-    tools_ = MakeDeploymentTools(service_, plan_);
+    tools_ = MakeDeploymentTools(ledger_.service(), plan_);
   }
 
   Json Call(const std::string& name, Json args, Millis deadline_in = Millis(60000)) {
@@ -38,14 +31,13 @@ class Backend {
   }
   void Advance(Millis d) { now_ += d; }
   int64_t Operations() {
-    Statement s = service_->Db().Prepare("SELECT COUNT(*) FROM deploy_operations");
+    Statement s = ledger_->Db().Prepare("SELECT COUNT(*) FROM deploy_operations");
     REQUIRE(s.Step());
     return s.Int64(0);
   }
 
  private:
-  TempDir dir_;
-  std::shared_ptr<LedgerService> service_;
+  TempLedger ledger_;
   std::shared_ptr<FaultPlan> plan_;
   std::vector<std::unique_ptr<Tool>> tools_;
   TimePoint now_ = TimePoint() + std::chrono::hours(1);

@@ -11,25 +11,20 @@
 #include <catch2/catch.hpp>
 
 #include "fakes/damaged_pages.h"
-#include "fakes/temp_dir.h"
-#include "server/durable/ledger_service.h"
+#include "fakes/temp_ledger.h"
 
 namespace keel::ledger_tools_test {
 namespace {
 
 class Ledger {
  public:
-  Ledger() { Open(); }
+  Ledger() { Tools(); }
 
+  // The file opened again (a restarted keel), with new tools on it.
   void Open() {
     tools_.clear();
-    service_.reset();
-    std::string error;
-    int exit_code = 0;
-    service_ = LedgerService::Open(LedgerService::Options{path(), 24LL * 3600 * 1000, "test-owner"},
-                                   &error, &exit_code);
-    REQUIRE(service_ != nullptr);
-    for (auto& tool : MakeLedgerTools(service_)) tools_.push_back(std::move(tool));
+    ledger_.Reopen();
+    Tools();
   }
 
   Json Call(const std::string& name, Json args, Json meta = Json()) {
@@ -52,17 +47,20 @@ class Ledger {
   }
 
   int64_t Count(const std::string& sql) {
-    Statement s = service_->Db().Prepare(sql);
+    Statement s = ledger_->Db().Prepare(sql);
     REQUIRE(s.Step());
     return s.Int64(0);
   }
 
-  LedgerService& service() { return *service_; }
-  std::string path() const { return dir_.path() + "/keel.db"; }
+  LedgerService& service() { return *ledger_; }
+  std::string path() const { return ledger_.path(); }
 
  private:
-  TempDir dir_;
-  std::shared_ptr<LedgerService> service_;
+  void Tools() {
+    for (auto& tool : MakeLedgerTools(ledger_.service())) tools_.push_back(std::move(tool));
+  }
+
+  TempLedger ledger_;
   std::vector<std::unique_ptr<Tool>> tools_;
 };
 

@@ -1,0 +1,117 @@
+#include "server/app/operator_commands.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <memory>
+#include <optional>
+
+#include "ledger/kill_switch.h"
+#include "server/app/exit_codes.h"
+#include "server/durable/ledger_service.h"
+#include "server/durable/policy_store.h"
+#include "server/policy/policy_loader.h"
+#include "server/runtime/clock.h"
+#include "server/trace/trace_summary.h"
+
+namespace keel {
+namespace {
+
+// The --db file for an operator command (opened and migrated). Null after writing why to
+// `err`, with *exit_code set (73 cannot create, 78 newer schema).
+std::shared_ptr<LedgerService> OpenForCommand(const CliOptions& flags, std::ostream& err,
+                                              std::string* path, int* exit_code) {
+  std::string error;
+  *path = flags.db_path.empty() ? DefaultDatabasePath(&error) : flags.db_path;
+  *exit_code = kExitCantCreate;
+  std::shared_ptr<LedgerService> ledger;
+  if (!path->empty()) {
+    ledger = LedgerService::Open({*path, flags.idempotency_ttl_ms, "admin"}, &error, exit_code);
+  }
+  if (!ledger) err << "keel: " << error << "\n";
+  return ledger;
+}
+
+// `keel admin block-writes on|off|status`: flips or shows the persisted kill switch for
+// writes (OPS-2) in the --db file, for a keel running on it to see on its next write call.
+CommandOutcome RunAdminBlockWrites(const CliOptions& flags, std::ostream& err) {
+  std::string path;
+  int exit_code = 0;
+  std::shared_ptr<LedgerService> ledger = OpenForCommand(flags, err, &path, &exit_code);
+  if (!ledger) return {exit_code, ""};
+  try {
+    if (flags.admin_block_writes != "status") {
+      const bool on = flags.admin_block_writes == "on";
+      SetWritesBlocked(ledger->Db(), on, WallClockMs(),
+                       "keel admin block-writes " + flags.admin_block_writes + " (pid " +
+                           std::to_string(getpid()) + ")");
+    }
+    const KillSwitchState state = ReadKillSwitch(ledger->Db());
+    std::string line =
+        std::string("writes ") + (state.blocked ? "blocked" : "allowed") + " in " + path;
+    if (state.updated_ms > 0) {
+      line += " (set " + IsoTime(state.updated_ms) + " by " + state.updated_by + ")";
+    }
+    return {0, line + "\n"};
+  } catch (const std::exception& e) {
+    err << "keel: " << path << ": " << e.what() << "\n";
+    return {kExitCantCreate, ""};
+  }
+}
+
+// `keel policy check FILE`: validates a file, listing every problem.
+CommandOutcome RunPolicyCheck(const CliOptions& flags, std::ostream& err) {
+  const LoadedPolicy loaded = LoadPolicyFile(flags.policy_check_file);
+  for (const std::string& problem : loaded.problems) err << "keel: policy: " << problem << "\n";
+  if (!loaded.policy) return {kExitConfig, ""};
+  return {0, "policy " + flags.policy_check_file + " is valid (version " + loaded.policy->version +
+                 ")\n"};
+}
+
+// `keel policy show [--previous]`: prints what the keel on --db runs (or ran before).
+CommandOutcome RunPolicyShow(const CliOptions& flags, std::ostream& err) {
+  std::string path;
+  int exit_code = 0;
+  std::shared_ptr<LedgerService> ledger = OpenForCommand(flags, err, &path, &exit_code);
+  if (!ledger) return {exit_code, ""};
+  const std::optional<std::string> stored = StoredPolicy(ledger->Db(), flags.policy_previous);
+  if (!stored) {
+    err << "keel: no " << (flags.policy_previous ? "previous " : "") << "policy recorded in "
+        << path << "\n";
+    return {1, ""};
+  }
+  return {0, *stored + "\n"};
+}
+
+// `keel trace summary FILE` (OBS-2).
+CommandOutcome RunTraceSummary(const CliOptions& flags) {
+  std::ifstream in(flags.trace_summary_file);
+  return {0, SummarizeTrace(in)};
+}
+
+}  // namespace
+
+bool IsOperatorCommand(const CliOptions& flags) {
+  return !flags.admin_block_writes.empty() || !flags.policy_command.empty() ||
+         !flags.trace_summary_file.empty();
+}
+
+CommandOutcome RunOperatorCommand(const CliOptions& flags, std::ostream& err) {
+  if (!flags.admin_block_writes.empty()) return RunAdminBlockWrites(flags, err);
+  if (flags.policy_command == "check") return RunPolicyCheck(flags, err);
+  if (!flags.policy_command.empty()) return RunPolicyShow(flags, err);
+  return RunTraceSummary(flags);
+}
+
+int PrintCommandOutcome(const CommandOutcome& outcome) {
+  // The one way an operator command reaches stdout (it carries no protocol here).
+  if (!outcome.output.empty()) {
+    std::fwrite(outcome.output.data(), 1, outcome.output.size(), stdout);
+    std::fflush(stdout);
+  }
+  return outcome.exit_code;
+}
+
+}  // namespace keel

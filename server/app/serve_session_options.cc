@@ -1,0 +1,42 @@
+#include "server/app/serve_session_options.h"
+
+#include <unistd.h>
+
+#include <utility>
+
+#include "ledger/kill_switch.h"
+#include "server/app/process_identity.h"
+#include "server/session/client_log.h"
+
+namespace keel {
+
+SessionOptions SessionOptionsFor(const CliOptions& flags, const std::string& owner,
+                                 std::shared_ptr<LedgerService> ledger, TraceLog* trace) {
+  SessionOptions session_options;
+  session_options.max_inflight = flags.max_inflight;
+  session_options.page_size = flags.page_size;
+  session_options.shutdown_grace = Millis(flags.shutdown_grace_ms);
+  session_options.call_limits.idle = Millis(flags.idle_timeout_ms);
+  session_options.call_limits.max = Millis(flags.max_timeout_ms);
+  session_options.shadow = flags.shadow;
+  session_options.correlation_prefix = CorrelationPrefix();
+  session_options.max_line_bytes = flags.max_line_bytes;
+  session_options.server_version = KEEL_VERSION;
+  session_options.tasks.max_tasks = flags.max_tasks;
+  session_options.tasks.max_ttl_ms = flags.task_max_ttl_ms;
+  session_options.tasks.poll_interval_ms = flags.task_poll_interval_ms;
+  session_options.tasks.page_size = flags.page_size;
+  session_options.tasks.owner = owner;
+  session_options.tasks.pid = getpid();
+  session_options.writes_blocked = [ledger = std::move(ledger)] {
+    return WritesBlocked(ledger->Db());
+  };
+  session_options.trace = trace;
+  session_options.trace_arguments = flags.trace_arguments;
+  if (!flags.client_log_level.empty()) {
+    session_options.client_log_level = ParseLogLevel(flags.client_log_level);
+  }
+  return session_options;
+}
+
+}  // namespace keel

@@ -1,0 +1,101 @@
+#include "server/app/stdio_server.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <exception>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+#include "server/app/exit_codes.h"
+#include "server/app/policy_reload.h"
+#include "server/app/serve_exit.h"
+#include "server/app/serve_session_options.h"
+#include "server/runtime/process_runner.h"
+#include "server/tasks/task_recovery.h"
+
+namespace keel {
+
+StdioServer::StdioServer(ServeParts parts, std::unique_ptr<TaskStoreThread> task_store)
+    : parts_(std::move(parts)),
+      loop_(clock_),
+      task_store_(std::move(task_store)),
+      // Replacement threads for slots held by tools that ignore cancellation: at most one per
+      // admissible call.
+      pool_(parts_.flags.workers, parts_.flags.max_inflight),
+      transport_(loop_, parts_.in, parts_.out, parts_.flags.max_line_bytes,
+                 parts_.flags.outbox_bytes, TransportCallbacks()),
+      session_(loop_, transport_, parts_.tools.registry, pool_,
+               SessionOptionsFor(parts_.flags, parts_.owner, parts_.ledger, parts_.trace),
+               task_store_.get()),
+      reaper_(loop_, pool_, parts_.ledger),
+      signals_({.reload_policy = [this] { ReloadPolicy(); },
+                .begin_shutdown = [this](std::string_view why) { session_.BeginShutdown(why); },
+                .shutdown_now = [this] { session_.ShutdownNow(); }}) {
+  WireSession();
+}
+
+StdioTransport::Callbacks StdioServer::TransportCallbacks() {
+  // The session is constructed after the transport; the transport calls none of these before
+  // the loop runs.
+  return {.on_line = [this](std::string_view line) { session_.HandleLine(line); },
+          .on_oversized = [this](size_t bytes) { session_.HandleOversizedLine(bytes); },
+          .on_eof = [this] { session_.BeginShutdown("stdin closed"); },
+          .on_peer_gone =
+              [this] {
+                // Nobody reads stdout any more: nothing we write can arrive, so stop now.
+                peer_gone_ = true;
+                spdlog::info("stdout closed by the client; exiting");
+                loop_.Stop();
+              },
+          .on_progress_dropped = [this](uint64_t stream) { session_.OnProgressDropped(stream); }};
+}
+
+void StdioServer::WireSession() {
+  // Tasks a dead keel left working are settled before any request is read (the store
+  // thread runs jobs in order), then every minute with the sweep of expired tasks.
+  RecoveryOptions recovery{parts_.owner, getpid(), nullptr};
+  session_.tasks()->StartMaintenance(OrphanedTaskRecovery(parts_.tools.registry, recovery));
+  session_.set_on_stop_reading([this] { transport_.StopReading(); });
+  session_.SetPolicy(parts_.policy);
+  session_.set_on_finished([this] { loop_.Stop(); });
+}
+
+void StdioServer::ReloadPolicy() {
+  PolicyHandle next = ReloadPolicyFile(parts_.flags.policy_file, *session_.policy());
+  if (!next) return;
+  session_.SetPolicy(next);
+  pool_.Submit([ledger = parts_.ledger, next] { RecordReloadedPolicy(*ledger, *next); });
+}
+
+int StdioServer::Run() {
+  // Finished keys past --idempotency-ttl are forgotten: once now, then every 10 minutes.
+  reaper_.Start();
+  // Keyed command writes a dead keel left without an outcome are looked up by key (issue 8).
+  if (!parts_.tools.command_tools.empty()) {
+    pool_.Submit([this] { ReconcileCommandTools(parts_.tools.command_tools, parts_.owner); });
+  }
+  loop_.Watch(parts_.signal_fd, POLLIN, [this](short) { signals_.Drain(parts_.signal_fd); });
+  spdlog::info("keel {} serving on stdio with {} workers, {} tools", KEEL_VERSION, pool_.threads(),
+               parts_.tools.registry.tools().size());
+  try {
+    loop_.Run();
+  } catch (const std::exception& e) {
+    // Only a broken invariant gets here (poll itself failed): say so and exit at once,
+    // without joining workers that may be running tool code.
+    spdlog::critical("internal error: {}", e.what());
+    KillRunningProcessGroups();
+    spdlog::default_logger()->flush();
+    std::_Exit(kExitSoftware);
+  }
+  return FinishServing({.clock = clock_,
+                        .transport = transport_,
+                        .task_store = std::move(task_store_),
+                        .pool = pool_,
+                        .stats = session_.coordinator().stats(),
+                        .peer_gone = peer_gone_});
+}
+
+}  // namespace keel

@@ -1,0 +1,85 @@
+// StdioServer: one MCP session over keel's stdio, served until it ends. It wires the event
+// loop, the stdio transport and the Session; watches the signal pipe (SignalDispatch: SIGHUP
+// reloads the policy, SIGTERM/SIGINT drain like stdin EOF, a second one ends the grace at
+// once); runs the durable upkeep (durable_upkeep.h); and ends with the exit sequence
+// (serve_exit.h).
+//
+// Thread: Run() makes the calling thread the loop thread.
+// Invariants:
+//  1. Tasks a dead keel left working are queued for recovery on the task store thread before
+//     any request is read (the store runs jobs in order).
+//  2. The task store thread is joined before the loop goes away (member order), so its
+//     answers never reach a destroyed loop.
+//  3. Serving ends when the session has finished (after stdin EOF or a signal) or at once when
+//     the client closes stdout (nothing keel writes can arrive).
+//  4. A policy reload that fails keeps the policy in force; one that succeeds is put in force
+//     on the loop thread and recorded in the database on a worker.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "server/app/cli_options.h"
+#include "server/app/durable_upkeep.h"
+#include "server/app/signal_dispatch.h"
+#include "server/app/tool_set.h"
+#include "server/durable/ledger_service.h"
+#include "server/policy/policy.h"
+#include "server/runtime/clock.h"
+#include "server/runtime/event_loop.h"
+#include "server/runtime/worker_pool.h"
+#include "server/session/session.h"
+#include "server/tasks/task_store_thread.h"
+#include "server/trace/trace_log.h"
+#include "server/transport/stdio_fd.h"
+#include "server/transport/stdio_transport.h"
+
+namespace keel {
+
+// What start-up made, for the server. Everything referred to outlives the server.
+struct ServeParts {
+  const CliOptions& flags;
+  PolicyHandle policy;                    // in force at start
+  std::shared_ptr<LedgerService> ledger;  // open on the --db file
+  std::string owner;                      // ProcessOwner()
+  const ToolSet& tools;
+  TraceLog* trace = nullptr;  // --trace-file; null: none
+  StdioFd in;                 // the protocol streams (protocol_fds.h)
+  StdioFd out;
+  int signal_fd = -1;  // the signal pipe's read end (signal_pipe.h)
+};
+
+class StdioServer {
+ public:
+  // `task_store` is the --db file's, started (TaskStoreThread::Start).
+  StdioServer(ServeParts parts, std::unique_ptr<TaskStoreThread> task_store);
+  StdioServer(const StdioServer&) = delete;
+  StdioServer& operator=(const StdioServer&) = delete;
+
+  // Serves until the session ends, then runs the exit sequence. Returns 0, or does not return:
+  // _Exit(70) when the loop itself fails, _Exit(0) when tool code still runs at exit.
+  int Run();
+
+  // For tests, after Run().
+  const Session& session() const { return session_; }
+
+ private:
+  StdioTransport::Callbacks TransportCallbacks();
+  void WireSession();
+  void ReloadPolicy();
+
+  ServeParts parts_;
+  SteadyClock clock_;
+  EventLoop loop_;
+  // Durable tasks are read and written on their own thread (declared after the loop it
+  // posts answers to, so it is drained and joined before the loop goes away).
+  std::unique_ptr<TaskStoreThread> task_store_;
+  WorkerPool pool_;
+  bool peer_gone_ = false;
+  StdioTransport transport_;
+  Session session_;
+  LedgerReaper reaper_;
+  SignalDispatch signals_;
+};
+
+}  // namespace keel
