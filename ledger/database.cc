@@ -38,7 +38,7 @@ void WarnIfWalResetBug() {
 // was opened by. Two names of one file (hard links) get two WALs and two lock files, so
 // connections through different names neither see each other's commits nor wait for each
 // other's write lock: two keels would each run every key, and a checkpoint would overwrite
-// the other's acknowledged writes (issue 17 item 6). A symlink is fine: SQLite resolves it
+// the other's acknowledged writes (IDEM-3). A symlink is fine: SQLite resolves it
 // to the one real name. So a link count above one is refused, on the database file and on a
 // side file that exists (one hard-linked to another database's would mix their logs).
 // Empty when the file has one name.

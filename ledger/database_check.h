@@ -1,7 +1,7 @@
 // DatabaseCheck: before keel serves, proves its database file usable: that it can be
 // written (a write transaction, rolled back) and that its pages read back sound (PRAGMA
 // quick_check, bounded in time). A file that fails either would make every keyed write answer
-// `ledger_error` "retry with the same key", which can never succeed (issue 17 item 12), so
+// `ledger_error` "retry with the same key", which can never succeed, so
 // the caller refuses to start instead.
 //
 // Thread-safety: runs on the calling thread, on its connection; it starts one short-lived

@@ -62,7 +62,7 @@ enum class LedgerState { kInProgress, kCommitted, kFailed, kNeedsReconciliation 
 // "in_progress", "committed", "failed", "needs_reconciliation" (the strings stored).
 std::string_view LedgerStateName(LedgerState state);
 
-// The process run of a remote claim (issue 17 item 2), recorded so that whoever finds the
+// The process run of a remote claim (IDEM-5), recorded so that whoever finds the
 // claim after its claimant died can tell whether that run may still be going
 // (server/runtime/process_attempt.h decides).
 struct LedgerAttempt {
@@ -159,7 +159,7 @@ class MutationLedger {
                 std::chrono::milliseconds wait_budget,
                 std::optional<int64_t> lease_ms = std::nullopt,
                 const std::optional<LedgerAttempt>& attempt = std::nullopt);
-  // Records the process run of our in_progress claim (issue 17 item 2). False if the claim is
+  // Records the process run of our in_progress claim (IDEM-5). False if the claim is
   // not ours or the ledger failed (the claim then keeps what it had: "may still run").
   bool RecordAttempt(const std::string& tool, const std::string& key, const LedgerAttempt& attempt);
   // Phase 3: stores the terminal outcome of our claim. False if the claim is not ours.
@@ -170,7 +170,7 @@ class MutationLedger {
   // The outcome is unknown: the row says so until someone reconciles it by key.
   bool MarkNeedsReconciliation(const std::string& tool, const std::string& key);
 
-  // Reconciliation of a row another claimant left (issue 8): makes it ours and
+  // Reconciliation of a row another claimant left (IDEM-5): makes it ours and
   // needs_reconciliation, so that Complete or Release can then record what a lookup found.
   // Only a row still owned by `from_owner` that is needs_reconciliation, or in_progress with
   // its lease expired (or at once when `owner_gone`: its process is known dead). True when

@@ -129,7 +129,7 @@ CREATE TABLE deploy_operations(
   created_ms INTEGER NOT NULL
 ) WITHOUT ROWID;
 )sql",
-      // 5: the process run of a remote claim (issue 17 item 2): a claim whose command may
+      // 5: the process run of a remote claim (IDEM-5): a claim whose command may
       // still run is not released by a lookup. NULL boot id: no run recorded.
       R"sql(
 ALTER TABLE ledger ADD COLUMN attempt_boot_id TEXT;

@@ -4,7 +4,7 @@
 //
 // Parsing nests no deeper than the parser's limit, but copying, comparing, validating and
 // dumping a json value recurse once per level: a command that printed {"a":[[[...]]]} 70,000
-// levels deep crashed keel in the serializer (issue 17). So nothing deeper than kMaxJsonDepth
+// levels deep crashed keel in the serializer. So nothing deeper than kMaxJsonDepth
 // is let in: text is measured before it is parsed (ParseBoundedJson), and a value built by
 // in-process code is measured, without recursion, before anything copies or encodes it
 // (JsonTooDeep).

@@ -1,6 +1,6 @@
 // StderrSink: the spdlog sink for keel's process log on stderr. It never waits: a host may
 // leave stderr unread (MCP allows it), and a log line must not stall the loop or a worker
-// once the pipe is full (issue 17 #5). Any thread may log; spdlog's mutex serialises the
+// once the pipe is full. Any thread may log; spdlog's mutex serialises the
 // sink, and nothing is done under it that can wait.
 //
 // Invariants:

@@ -74,7 +74,7 @@ void StdioServer::ReloadPolicy() {
 int StdioServer::Run() {
   // Finished keys past --idempotency-ttl are forgotten: once now, then every 10 minutes.
   reaper_.Start();
-  // Keyed command writes a dead keel left without an outcome are looked up by key (issue 8).
+  // Keyed command writes a dead keel left without an outcome are looked up by key (IDEM-5).
   if (!parts_.tools.command_tools.empty()) {
     pool_.Submit([this] { ReconcileCommandTools(parts_.tools.command_tools, parts_.owner); });
   }

@@ -80,7 +80,7 @@ ToolSet BuildToolSet(const CliOptions& flags, const Catalog& catalog,
     set.exit_code = kExitConfig;
     return set;
   }
-  // Command-backed tools (issue 8): catalog entries with `run`.
+  // Command-backed tools: catalog entries with `run`.
   auto make_command = [&](ToolSpec spec, const CommandSpec& command) {
     auto tool = std::make_unique<CommandTool>(std::move(spec), command, ledger);
     set.command_tools.push_back(tool.get());

@@ -1,6 +1,6 @@
-// Catalog: the tools keel serves and the policy each one runs under (issue 6, `--catalog
-// FILE`), as loaded from JSON. docs/catalog.md is the reference for the file; this header is
-// the reference for the loaded value.
+// Catalog: the tools keel serves and the policy each one runs under (`--catalog FILE`;
+// RET-1, RET-3), as loaded from JSON. docs/catalog.md is the reference for the file; this
+// header is the reference for the loaded value.
 //
 // LoadCatalog is a pure function (no I/O, no shared state; reentrant). It never throws: a
 // bad file yields every problem found, each naming the tool and the field's JSON path, e.g.
@@ -56,8 +56,8 @@ struct CatalogEntry {
   bool approval_required = false;
   TaskSupport task_support = TaskSupport::kForbidden;
   std::optional<int64_t> result_ttl_ms;  // nullopt: the server's default
-  // A command-backed tool (issue 8): keel runs this command for each call instead of one
-  // of its own implementations.
+  // A command-backed tool (docs/catalog.md): keel runs this command for each call instead
+  // of one of its own implementations.
   std::optional<CommandSpec> run;
 };
 

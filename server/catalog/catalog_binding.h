@@ -5,7 +5,7 @@
 // taskSupport, result TTL; the implementation only runs the call.
 //
 // Rules (BindCatalog reports every violation, each naming the tool):
-//  1. Every entry names an implementation keel has, or has a `run` command (issue 8), which
+//  1. Every entry names an implementation keel has, or has a `run` command, which
 //     `make_command` turns into a tool; other implementations are not served.
 //  2. An implementation that writes (its own spec's effect is a write class) may not be
 //     declared a read: the kill switch and the retry rules would then treat a write as safe.

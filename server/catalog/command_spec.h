@@ -1,4 +1,4 @@
-// CommandSpec: how a catalog entry's `run` field (issue 8; docs/catalog.md "Command-backed
+// CommandSpec: how a catalog entry's `run` field (docs/catalog.md "Command-backed
 // tools") says to run a tool as a child process, and the argv template it uses.
 //
 // The template language (argv elements, never a shell string): "{name}" is replaced by the

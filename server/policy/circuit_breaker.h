@@ -1,4 +1,4 @@
-// CircuitBreaker: one tool's breaker against one backend (CB-1; issue 7). It admits or
+// CircuitBreaker: one tool's breaker against one backend (CB-1). It admits or
 // rejects each attempt (Acquire) and learns from each admitted attempt's outcome (Record).
 // It is pure logic: no I/O, no timers; time comes from the injected Clock, read under the
 // lock, so every decision is a function of the calls made and the times they were made at.

@@ -1,4 +1,4 @@
-// Policy: keel's resilience policy as one immutable value (issue 6; BUD-1, BUD-2, RET-2,
+// Policy: keel's resilience policy as one immutable value (BUD-1, BUD-2, RET-2,
 // OPS-1): a version, the settings every tool gets by default, each tool's complete settings
 // where the policy file overrides some of them, and the per-backend retry budget.
 //

@@ -1,4 +1,4 @@
-// The vocabulary of keel's resilience policy (issue 6: RET-1..3, BUD-1, BUD-2; issue 7: CB-1):
+// The vocabulary of keel's resilience policy (RET-1..3, BUD-1, BUD-2, CB-1):
 // effect classes, failure classes, breaker modes, and the per-tool settings that the tool
 // catalog (--catalog) and the policy file both speak. Pure data and pure functions; no I/O,
 // no threads.

@@ -1,5 +1,5 @@
 // ProcessAttempt: what identifies one run of a command — its process group — beyond the life
-// of the keel that started it, and whether such a run is known to be over (issue 17 item 2).
+// of the keel that started it, and whether such a run is known to be over (IDEM-5).
 //
 // A keyed write's claim records its attempt (MutationLedger::RecordAttempt): the machine's
 // boot id, the group id (the leader's pid) and the leader's start time. If keel dies while

@@ -1,4 +1,4 @@
-// Command results (issue 8 items 2, 3, 5): from a finished child process to what keel
+// Command results (RET-1, PRG-1, IDEM-5): from a finished child process to what keel
 // answers. Pure functions (no I/O); the contract of docs/catalog.md "Command-backed tools".
 //
 // CommandResultOf:

@@ -1,4 +1,4 @@
-// CommandTool: a catalog entry with `run` (issue 8): each attempt of a call runs the
+// CommandTool: a catalog entry with `run`: each attempt of a call runs the
 // entry's command as a child process (process_runner.h), with every guarantee of keel's call
 // path — cancellation and timeouts kill the child's whole process group, fd-3 progress feeds
 // the call's progress and idle clock, the exit status classifies the failure for the retry

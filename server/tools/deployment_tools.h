@@ -1,4 +1,4 @@
-// The simulated deployment backend (issue 7 item 3): the seed's inspect-then-restart
+// The simulated deployment backend (FLT-1..4): the seed's inspect-then-restart
 // journey against a "deployment API" whose state lives in keel's database (tables
 // deploy_jobs and deploy_operations, schema migration 4), with fault injection (FaultPlan).
 //   get_deployment_job {job_id}                  read: the job's state, version, restarts

@@ -1,4 +1,4 @@
-// FaultPlan: fault injection for the simulated deployment backend (issue 7 item 3), for
+// FaultPlan: fault injection for the simulated deployment backend (FLT-1..4), for
 // tests, drills and demos. Set with `--fault TOOL:KIND[=VALUE]` (repeatable; env
 // KEEL_FAULTS, comma-separated). Kinds:
 //   latency=MS         every call answers MS later (slow=MS is the same; a latency beyond the

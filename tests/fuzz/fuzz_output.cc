@@ -1,6 +1,6 @@
 // fuzz_output: the output side — bytes keel did not write, as a command prints them or as a
-// stored row holds them, through keel's decoding and re-encoding (issue 17 item 1: 70,000
-// levels of command output crashed keel in the serializer).
+// stored row holds them, through keel's decoding and re-encoding (70,000 levels
+// of command output once crashed keel in the serializer).
 //
 // Input: the bytes a command wrote on stdout (also read as its fd-3 progress lines, as a
 // lookup's answer, and as the text of a stored ledger, task or policy row).

@@ -1,4 +1,4 @@
-// Reads of a ledger whose pages are damaged (issue 17 item 4): a read that cannot be done
+// Reads of a ledger whose pages are damaged (IDEM-4, IDEM-5): a read that cannot be done
 // says so (SqliteError), never "no such key" or "nothing unsettled".
 #include <functional>
 #include <string>

@@ -1,5 +1,5 @@
 // Unit tests for ledger/database_check.h: the start-up proof that keel's file can be written
-// and reads back sound (issue 17 item 12).
+// and reads back sound.
 #include "ledger/database_check.h"
 
 #include <chrono>

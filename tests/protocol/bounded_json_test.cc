@@ -1,5 +1,5 @@
 // Unit tests for protocol/bounded_json.h: the depth rule for JSON keel did not write itself
-// (issue 17 item 1: 70,000 levels of command output crashed keel in the serializer).
+// (70,000 levels of command output once crashed keel in the serializer).
 #include "protocol/bounded_json.h"
 
 #include <string>

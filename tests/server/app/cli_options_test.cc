@@ -281,7 +281,7 @@ TEST_CASE("a config value of the wrong type or out of range is a configuration e
   CHECK(ExitCode(Parse({"--config", dir.Write("d.toml", "max-inflight = 0\n")})) == 78);
 }
 
-// Issue 17 #11: a default follows the value the user set; only two values the user set
+// TMO-1: a default follows the value the user set; only two values the user set
 // (flag, KEEL_* variable or config file, in any mix) can conflict.
 TEST_CASE("a max timeout below the default idle timeout lowers the idle timeout to it") {
   CleanKeelEnv env;

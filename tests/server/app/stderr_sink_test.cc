@@ -1,4 +1,4 @@
-// StderrSink over a real pipe that nobody reads (issue 17 #5): logging never waits for the
+// StderrSink over a real pipe that nobody reads: logging never waits for the
 // reader; what does not fit is dropped, counted, and reported once the pipe has room.
 #include "server/app/stderr_sink.h"
 

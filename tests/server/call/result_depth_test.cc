@@ -1,5 +1,5 @@
 // A tool's result passes the depth bound of bounded_json.h before anything copies or encodes
-// it (issue 17 item 1): whatever the tool, a result nested deeper than 128 levels becomes a
+// it: whatever the tool, a result nested deeper than 128 levels becomes a
 // tool error naming the limit, and the session keeps serving.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// The catalog's `run` field (issue 8 item 1): the argv template language, and every rule
+// The catalog's `run` field: the argv template language, and every rule
 // ReadRunSpec enforces, each reported with the tool and the field's path.
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// RemoteWrite (IDEM-5, issue 8 item 5): a keyed write whose effect is outside keel runs at
+// RemoteWrite (IDEM-5): a keyed write whose effect is outside keel runs at
 // most once per key; each outcome class records what it must in the ledger; an ambiguous
 // outcome is reconciled by the lookup (happened / did not happen / unknown); claims left by a
 // dead keel are adopted and looked up, at the next call or at start-up.

@@ -1,4 +1,4 @@
-// CircuitBreaker deadlines (issue 7): a probe unanswered for probe_timeout_ms is hung and
+// CircuitBreaker deadlines (CB-1): a probe unanswered for probe_timeout_ms is hung and
 // re-opens the breaker; half-open longer than half_open_max_wait_ms re-opens it. Both apply
 // as of when they were due, whichever call comes next; a probe left running by a re-open
 // still blocks the next probe until it answers or times out.

@@ -1,4 +1,4 @@
-// CircuitBreaker generations (issue 7): every state change starts a new generation, a permit
+// CircuitBreaker generations (CB-1): every state change starts a new generation, a permit
 // carries the one it was admitted under, and a result from an older generation changes
 // nothing, so a call that overhangs a transition cannot re-open or close the breaker.
 #include <vector>

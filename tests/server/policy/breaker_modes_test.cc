@@ -1,4 +1,4 @@
-// CircuitBreaker modes (issue 7; resilience4j's manual states): forced_open rejects every
+// CircuitBreaker modes (CB-1, OPS-1; resilience4j's manual states): forced_open rejects every
 // call, disabled admits every call, neither records anything; metrics_only (shadow, OPS-1)
 // runs the same machine as a normal breaker, never rejects, and marks what it would reject.
 #include <chrono>

@@ -1,4 +1,4 @@
-// CircuitBreaker (CB-1, issue 7): window accounting, minimum calls, each threshold, the
+// CircuitBreaker (CB-1): window accounting, minimum calls, each threshold, the
 // open -> half-open -> closed / re-open cycle, growing open durations, the probe timeout,
 // the half-open maximum wait and the generation rule. Time is a FakeClock; nothing sleeps.
 // The probe-concurrency property and the modes have their own files.

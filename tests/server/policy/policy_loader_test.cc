@@ -1,4 +1,4 @@
-// Loading the policy file and keeping the current and previous versions (issue 6 item 2).
+// Loading the policy file and keeping the current and previous versions (BUD-1, OPS-2).
 #include "server/durable/policy_store.h"
 #include "server/policy/policy_loader.h"
 

@@ -1,4 +1,4 @@
-// ProcessAttempt (issue 17 item 2): a recorded command run is "gone" only when it surely runs
+// ProcessAttempt (IDEM-5): a recorded command run is "gone" only when it surely runs
 // no more — another boot, no process in its group, a reused group id, or only zombies left —
 // and "may still run" otherwise, including when its group was never recorded.
 #include "server/runtime/process_attempt.h"

@@ -1,4 +1,4 @@
-// What a call keeps of its request's _meta (issue 17, item 13): only the keys keel reads,
+// What a call keeps of its request's _meta: only the keys keel reads,
 // each bounded; a queued call does not hold whatever else the client sent.
 #include <memory>
 #include <mutex>

@@ -1,4 +1,4 @@
-// From a finished command to keel's answer (issue 8 items 2, 3, 5): each way a child can end
+// From a finished command to keel's answer (RET-1, PRG-1, IDEM-5): each way a child can end
 // maps to its failure class (the retry executor's and breaker's input, failure_classify.h),
 // stdout becomes text or validated structuredContent, output past the cap is marked, and a
 // lookup's answer becomes happened / did not happen / unknown.
@@ -181,7 +181,8 @@ TEST_CASE("output past the cap ends with the marker and is never parsed", "[comm
   CHECK(ErrorOf(CommandResultOf(json_run, spec, nullptr, "t")).at("type") == "output_invalid");
 }
 
-// {"a":[[[...]]]} with `depth` levels in all, as the command of issue 17 item 1 printed it.
+// {"a":[[[...]]]} with `depth` levels in all, as the command that once crashed keel printed it
+// (conformance/command_output_too_deep.txn).
 std::string DeepOutput(int depth) {
   return "{\"a\":" + std::string(depth - 1, '[') + std::string(depth - 1, ']') + "}\n";
 }

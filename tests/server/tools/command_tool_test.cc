@@ -1,4 +1,4 @@
-// CommandTool (issue 8) with real child processes: what the child receives (argv, stdin,
+// CommandTool with real child processes: what the child receives (argv, stdin,
 // environment), fd-3 progress reaching the call's progress, the deadline killing the child,
 // and a keyed write whose child is killed after its effect being reconciled by the lookup.
 #include <signal.h>

@@ -1,4 +1,4 @@
-// The simulated deployment backend and its fault injection (issue 7 item 3): the jobs it
+// The simulated deployment backend and its fault injection (FLT-1..4): the jobs it
 // serves, one restart operation per idempotency key, the lookup by key, and each fault —
 // latency within the attempt deadline or past it (attempt_timeout), N failures with 503
 // then success, a sustained 503 outage driven by an injected clock, and a response lost

@@ -1,6 +1,6 @@
 // StdioFd: keel's private, non-blocking handles on the stdio streams it inherited. The
-// inherited open file descriptions, shared with the parent, keep their flags (issue 17 #7:
-// O_NONBLOCK left on a terminal makes the next program fail with EAGAIN). The last two cases
+// inherited open file descriptions, shared with the parent, keep their flags
+// (O_NONBLOCK left on a terminal makes the next program fail with EAGAIN). The last two cases
 // run the real binary on pipes and on a terminal, holding keel's ends to look at afterwards.
 #include "server/transport/stdio_fd.h"
 
