@@ -1,7 +1,7 @@
 #include "server/call/degraded_answer.h"
 
 #include "ledger/fingerprint.h"
-#include "server/durable/ledger_service.h"
+#include "protocol/iso_time.h"
 
 namespace keel {
 namespace {

@@ -7,7 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "server/call/degraded_answer.h"
-#include "server/durable/ledger_service.h"
+#include "server/call/idempotency_key.h"
 #include "server/session/session.h"
 
 namespace keel {

@@ -1,7 +1,7 @@
 // The Session's trace records (OBS-1): tool.call.start and tool.call.end on the loop,
 // timeout.fired and cancel.received as they happen; the attempt records are written by the
 // worker job (MakeJob). One call span per call, one child span per attempt.
-#include "server/durable/ledger_service.h"
+#include "server/call/idempotency_key.h"
 #include "server/session/session.h"
 
 namespace keel {

@@ -10,7 +10,7 @@
 #include "ledger/fingerprint.h"
 #include "protocol/error_codes.h"
 #include "protocol/schema_validator.h"
-#include "server/durable/ledger_service.h"
+#include "server/call/idempotency_key.h"
 #include "server/catalog/effective_policy.h"
 #include "server/session/session.h"
 #include "server/tasks/task_wire.h"

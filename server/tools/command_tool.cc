@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/call/idempotency_key.h"
 #include "server/runtime/process_attempt.h"
 #include "server/runtime/process_runner.h"
 #include "server/durable/remote_write.h"

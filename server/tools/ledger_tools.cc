@@ -8,6 +8,8 @@
 #include <spdlog/spdlog.h>
 
 #include "ledger/fingerprint.h"
+#include "protocol/iso_time.h"
+#include "server/call/idempotency_key.h"
 #include "server/runtime/clock.h"
 
 namespace keel {
