@@ -15,6 +15,10 @@ Json CircuitJson(const CircuitRejection& r) {
 
 }  // namespace
 
+std::string BreakerIncidentId(const std::string& backend, uint64_t generation) {
+  return "cb-" + backend + "-" + std::to_string(generation);
+}
+
 Json DegradedAnswer(const ToolSpec& spec, const CircuitRejection& rejection,
                     const std::optional<CachedResult>& cached, int64_t now_ms) {
   const std::string why = "The circuit breaker for '" + spec.name + "' on backend '" +
