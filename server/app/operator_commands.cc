@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "ledger/kill_switch.h"
+#include "protocol/iso_time.h"
 #include "server/app/exit_codes.h"
 #include "server/durable/ledger_service.h"
 #include "server/durable/policy_store.h"

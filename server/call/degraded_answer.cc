@@ -1,7 +1,7 @@
 #include "server/call/degraded_answer.h"
 
 #include "ledger/fingerprint.h"
-#include "server/durable/ledger_service.h"
+#include "protocol/iso_time.h"
 
 namespace keel {
 namespace {
@@ -14,6 +14,10 @@ Json CircuitJson(const CircuitRejection& r) {
 }
 
 }  // namespace
+
+std::string BreakerIncidentId(const std::string& backend, uint64_t generation) {
+  return "cb-" + backend + "-" + std::to_string(generation);
+}
 
 Json DegradedAnswer(const ToolSpec& spec, const CircuitRejection& rejection,
                     const std::optional<CachedResult>& cached, int64_t now_ms) {

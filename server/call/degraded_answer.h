@@ -43,6 +43,9 @@ struct CachedResult {
   int64_t stored_ms = 0;  // wall clock, ms since the epoch
 };
 
+// The incident a breaker's state belongs to: "cb-<backend>-<generation>".
+std::string BreakerIncidentId(const std::string& backend, uint64_t generation);
+
 Json DegradedAnswer(const ToolSpec& spec, const CircuitRejection& rejection,
                     const std::optional<CachedResult>& cached, int64_t now_ms);
 

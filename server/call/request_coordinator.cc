@@ -60,29 +60,23 @@ std::string RequestCoordinator::CorrelationId(uint64_t generation) const {
   return options_.correlation_prefix + "-" + std::to_string(generation);
 }
 
-Json RequestCoordinator::RequestId(uint64_t generation) const {
-  const auto it = entries_.find(generation);
-  if (it == entries_.end() || it->second.task) return nullptr;
-  return it->second.id;
-}
-
-RequestCoordinator::Admitted RequestCoordinator::Begin(const Json& id, std::string_view tool,
+RequestCoordinator::Admitted RequestCoordinator::Begin(CallIdentity identity,
                                                        Json progress_token, CallLimits limits) {
   Entry entry;
-  entry.id = id;
-  entry.id_key = IdKey(id);
-  entry.tool = std::string(tool);
+  entry.id_key = IdKey(identity.request_id);
+  entry.identity = std::move(identity);
   entry.progress_token = std::move(progress_token);
   entry.limits = limits;
   return Admit(std::move(entry));
 }
 
-RequestCoordinator::Admitted RequestCoordinator::BeginTask(std::string_view tool,
+RequestCoordinator::Admitted RequestCoordinator::BeginTask(CallIdentity identity,
                                                            Json progress_token,
                                                            Json progress_meta, CallLimits limits,
                                                            SettleFn on_settle) {
   Entry entry;
-  entry.tool = std::string(tool);
+  entry.identity = std::move(identity);
+  entry.identity.request_id = nullptr;
   entry.progress_token = std::move(progress_token);
   entry.progress_meta = std::move(progress_meta);
   entry.task = true;
@@ -97,7 +91,8 @@ RequestCoordinator::Admitted RequestCoordinator::Admit(Entry entry) {
   entry.control = std::make_shared<CallControl>();
   entry.accepted = now;
   entry.last_activity = now;
-  Admitted admitted{generation, entry.control};
+  entry.identity.correlation_id = CorrelationId(generation);
+  Admitted admitted{generation, entry.control, entry.identity};
   if (entry.task) {
     ++live_tasks_;
   } else {
@@ -138,7 +133,7 @@ void RequestCoordinator::Complete(uint64_t generation, Json result, bool threw) 
     ++stats_.late_results_dropped;
     if (entry->held) {
       spdlog::info("tool '{}' ({}) returned after its call settled; its worker slot is free",
-                   entry->tool, CorrelationId(generation));
+                   entry->identity.tool_name, CorrelationId(generation));
       if (on_released_) on_released_();
     }
     Erase(generation);
@@ -153,7 +148,8 @@ void RequestCoordinator::Complete(uint64_t generation, Json result, bool threw) 
     state = CallState::kFailed;
     reason = FailureReason(result);
   }
-  Settle(generation, state, std::move(reason), std::move(result));
+  Settle(generation, state, std::move(reason),
+         CallAnswer(std::in_place_type<Json>, std::move(result)));
 }
 
 void RequestCoordinator::RestartIdleClockAt(uint64_t generation, TimePoint attempt_at) {
@@ -222,8 +218,8 @@ size_t RequestCoordinator::ShutDownAll(int code, std::string_view message) {
   }
   std::sort(unsettled.begin(), unsettled.end());  // answer in the order the calls arrived
   for (uint64_t generation : unsettled) {
-    Settle(generation, CallState::kShutDown, "server shutting down", Json(),
-           Json{{"code", code}, {"message", std::string(message)}});
+    Settle(generation, CallState::kShutDown, "server shutting down",
+           CallAnswer(JsonRpcError{code, std::string(message)}));
   }
   return unsettled.size();
 }
@@ -238,10 +234,12 @@ void RequestCoordinator::MarkNeedsResync(uint64_t stream) {
 }
 
 void RequestCoordinator::Settle(uint64_t generation, CallState state, std::string reason,
-                                Json result, Json error) {
+                                CallAnswer answer) {
   Entry& entry = entries_.at(generation);
   last_settled_ = {state, reason};
-  if (result_filter_ && !result.is_null()) result = result_filter_(entry.tool, std::move(result));
+  if (Json* result = std::get_if<Json>(&answer); result != nullptr && result_filter_) {
+    *result = result_filter_(entry.identity, std::move(*result));
+  }
   if (on_settled_) on_settled_(generation, state, reason);
   entry.settlement.Settle(state, std::move(reason));
   entry.held_back.reset();
@@ -253,13 +251,12 @@ void RequestCoordinator::Settle(uint64_t generation, CallState state, std::strin
     // Moved out first: it runs once, and may start other work that adds entries.
     SettleFn on_settle = std::move(entry.on_settle);
     entry.on_settle = nullptr;
-    on_settle(state, std::move(result), std::move(error));
+    on_settle(state, std::move(answer));
   } else {
-    if (!result.is_null()) {
-      sink_.SendResponse(EncodeResult(entry.id, result));
-    } else if (!error.is_null()) {
-      sink_.SendResponse(EncodeError(entry.id, error.at("code").get<int>(),
-                                     error.at("message").get_ref<const std::string&>()));
+    if (const Json* result = std::get_if<Json>(&answer)) {
+      sink_.SendResponse(EncodeResult(entry.identity.request_id, *result));
+    } else if (const JsonRpcError* error = std::get_if<JsonRpcError>(&answer)) {
+      sink_.SendResponse(EncodeError(entry.identity.request_id, error->code, error->message));
     }
     live_ids_.erase(entry.id_key);
   }
@@ -286,10 +283,10 @@ void RequestCoordinator::OnTimeout(Entry& entry, uint64_t generation, TimePoint 
   const std::string correlation_id = CorrelationId(generation);
   const std::string max_source = entry.task ? "the task's ttl" : "--max-timeout";
   const std::string text =
-      max ? "Tool '" + entry.tool + "' timed out: it ran past its maximum of " +
+      max ? "Tool '" + entry.identity.tool_name + "' timed out: it ran past its maximum of " +
                 std::to_string(limit_ms) + " ms (" + max_source + ") and was cancelled after " +
                 std::to_string(elapsed_ms) + " ms. correlation_id " + correlation_id
-          : "Tool '" + entry.tool + "' timed out: it reported no progress for " +
+          : "Tool '" + entry.identity.tool_name + "' timed out: it reported no progress for " +
                 std::to_string(limit_ms) + " ms (--idle-timeout) and was cancelled after " +
                 std::to_string(elapsed_ms) + " ms. correlation_id " + correlation_id;
   Json error = {{"type", "timeout"},
@@ -300,7 +297,7 @@ void RequestCoordinator::OnTimeout(Entry& entry, uint64_t generation, TimePoint 
   spdlog::info("request {} ({}) timed out on the {} clock after {} ms", entry.id_key,
                correlation_id, max ? "max" : "idle", elapsed_ms);
   Settle(generation, CallState::kTimedOut, max ? "max timeout" : "idle timeout",
-         ErrorResult(text, error));
+         CallAnswer(std::in_place_type<Json>, ErrorResult(text, error)));
 }
 
 void RequestCoordinator::Schedule(TimePoint when, uint64_t generation, Due what) {
@@ -355,7 +352,7 @@ void RequestCoordinator::RunDue() {
         ++stats_.held;
         spdlog::warn("tool '{}' ({}) ignored cancellation: its worker is still busy {} ms "
                      "after the call settled",
-                     entry->tool, CorrelationId(alarm.generation),
+                     entry->identity.tool_name, CorrelationId(alarm.generation),
                      // The check was scheduled hold_after past the settle.
                      ToMillis(now - (alarm.when - options_.hold_after)));
         if (on_held_) on_held_();

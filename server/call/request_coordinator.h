@@ -44,10 +44,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/call/call_answer.h"
 #include "server/call/call_control.h"
+#include "server/call/call_identity.h"
+#include "server/call/settlement.h"
 #include "server/runtime/clock.h"
 #include "server/transport/output_sink.h"
-#include "server/call/settlement.h"
 
 namespace keel {
 
@@ -71,6 +73,7 @@ class RequestCoordinator {
   struct Admitted {
     uint64_t generation = 0;
     std::shared_ptr<CallControl> control;  // shared with the worker job
+    CallIdentity identity;                 // the call's, with its correlation id
   };
 
   // What was dropped or ignored, for tests, logs and traces.
@@ -92,15 +95,15 @@ class RequestCoordinator {
   // No room for another call: live plus draining calls reach max_inflight.
   bool AtCapacity() const { return entries_.size() >= options_.max_inflight; }
 
-  // Admits a call for `tool` in state queued; the clocks start now.
-  Admitted Begin(const Json& id, std::string_view tool, Json progress_token, CallLimits limits);
+  // Admits the call `identity` (its request_id is the JSON-RPC id) in state queued; the
+  // clocks start now. The identity gets its correlation id here.
+  Admitted Begin(CallIdentity identity, Json progress_token, CallLimits limits);
 
-  // How a task's work ended (invariant 8): `result` is the CallToolResult for completed,
-  // failed and timed_out; `error` the JSON-RPC error {code, message} for shut_down; both
-  // null for cancelled.
-  using SettleFn = std::function<void(CallState state, Json result, Json error)>;
+  // How a task's work ended (invariant 8): the CallToolResult for completed, failed and
+  // timed_out; the JSON-RPC error for shut_down; nothing for cancelled.
+  using SettleFn = std::function<void(CallState state, CallAnswer answer)>;
   // Admits the work of a task: like Begin, without a request id.
-  Admitted BeginTask(std::string_view tool, Json progress_token, Json progress_meta,
+  Admitted BeginTask(CallIdentity identity, Json progress_token, Json progress_meta,
                      CallLimits limits, SettleFn on_settle);
   // tasks/cancel: settles the task's work as cancelled (on_settle runs) and cancels it.
   // False if it had settled already.
@@ -156,8 +159,6 @@ class RequestCoordinator {
   const Stats& stats() const { return stats_; }
   size_t alarms() const { return alarms_.size(); }
   std::string CorrelationId(uint64_t generation) const;
-  // The JSON-RPC id of a live call; null for a task's work or an unknown generation.
-  Json RequestId(uint64_t generation) const;
 
   // Called whenever the last live request settles (shutdown waits for it).
   void set_on_idle(std::function<void()> fn) { on_idle_ = std::move(fn); }
@@ -168,15 +169,14 @@ class RequestCoordinator {
   using SettledFn = std::function<void(uint64_t generation, CallState state, const std::string& reason)>;
   void set_on_settled(SettledFn fn) { on_settled_ = std::move(fn); }
   // Applied to every call's and task's result (its own or a timeout's) before it is sent or
-  // handed to the task: the tool's name and the result, returning what to use.
-  using ResultFilter = std::function<Json(const std::string& tool, Json result)>;
+  // handed to the task: the call (its Tool*) and the result, returning what to use.
+  using ResultFilter = std::function<Json(const CallIdentity& call, Json result)>;
   void set_result_filter(ResultFilter fn) { result_filter_ = std::move(fn); }
 
  private:
   struct Entry {
-    Json id;
+    CallIdentity identity;  // request_id: the JSON-RPC id (null for a task's work)
     std::string id_key;
-    std::string tool;
     Json progress_token;  // null when the client asked for no progress
     Json progress_meta;   // tasks: the related-task _meta of its progress
     bool task = false;    // BeginTask: no request id (invariant 8)
@@ -210,11 +210,11 @@ class RequestCoordinator {
   // An alarm still has work: its call exists and is in the state the alarm is for.
   bool Wanted(const Alarm& alarm);
 
-  // Settles a live entry. Its outcome (`result` or `error`, or neither) is answered first:
-  // the response line, or the task's on_settle. The entry leaves the id map; it is erased
-  // at once unless its worker is still running.
-  void Settle(uint64_t generation, CallState state, std::string reason, Json result = Json(),
-              Json error = Json());
+  // Settles a live entry. Its answer is given first: the response line (none for nothing),
+  // or the task's on_settle. The entry leaves the id map; it is erased at once unless its
+  // worker is still running.
+  void Settle(uint64_t generation, CallState state, std::string reason,
+              CallAnswer answer = CallAnswer());
   Admitted Admit(Entry entry);
   void OnTimeout(Entry& entry, uint64_t generation, TimePoint now);
   void SendProgressLine(Entry& entry, uint64_t generation, std::string line, TimePoint now);

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "protocol/tool_result.h"
+#include "server/call/call_identity.h"
 #include "server/runtime/cancellation.h"
 #include "server/session/client_log.h"
 #include "server/runtime/clock.h"
@@ -93,29 +94,31 @@ class ToolContext {
   // The request's params._meta (null when absent): idempotency keys travel there.
   const Json& meta() const { return meta_; }
   void set_meta(Json meta) { meta_ = std::move(meta); }
-  // Who the call is, for tools that pass it on (a command tool's KEEL_* variables).
-  struct Identity {
-    std::string intent_id;  // keel's id of the call, the same for all its attempts
-    Json request_id;        // the JSON-RPC id of tools/call; null for a task's work
-    std::string task_id;    // empty unless the call runs as a task
-    int attempt = 1;        // 1-based, set before each attempt
-    std::string attempt_id;  // "<intent_id>/<attempt>"
-  };
-  const Identity& identity() const { return identity_; }
-  void set_identity(Identity identity) { identity_ = std::move(identity); }
+  // Who the call is (computed once, at admission): its key, for tools that run exactly once
+  // per key, and its ids, for tools that pass them on (a command tool's KEEL_* variables).
+  const CallIdentity& identity() const { return identity_; }
+  void set_identity(CallIdentity identity) { identity_ = std::move(identity); }
+  // Which attempt of the call this is: 1-based, and "<correlation_id>/<attempt>"; set
+  // before each attempt.
+  int attempt() const { return attempt_; }
+  const std::string& attempt_id() const { return attempt_id_; }
   void set_attempt(int attempt, std::string attempt_id) {
-    identity_.attempt = attempt;
-    identity_.attempt_id = std::move(attempt_id);
+    attempt_ = attempt;
+    attempt_id_ = std::move(attempt_id);
   }
   // When keel will end the attempt (the call's maximum timeout, or the attempt timeout):
   // blocking waits stay inside it.
   TimePoint deadline() const { return deadline_; }
   void set_deadline(TimePoint deadline) { deadline_ = deadline; }
-  // Time left before the deadline, never negative.
+  // Time left before the deadline, never negative, on the worker clock the call runs under
+  // (the steady clock unless set).
   Millis remaining() const {
-    const auto left = deadline_ - std::chrono::steady_clock::now();
+    const TimePoint now = clock_ != nullptr ? clock_->Now() : std::chrono::steady_clock::now();
+    const auto left = deadline_ - now;
     return left > Duration::zero() ? std::chrono::duration_cast<Millis>(left) : Millis(0);
   }
+  // Thread-safe; it outlives the call.
+  void set_clock(const Clock* clock) { clock_ = clock; }
   const CancellationToken& token() const { return token_; }
   bool cancelled() const { return token_.IsCancelled(); }
   // Stops the tool here (throws CallCancelled) once the call is cancelled or timed out.
@@ -143,8 +146,11 @@ class ToolContext {
   Json arguments_;
   std::vector<std::string> key_components_;
   Json meta_;
-  Identity identity_;
+  CallIdentity identity_;
+  int attempt_ = 1;
+  std::string attempt_id_;
   TimePoint deadline_ = TimePoint::max();
+  const Clock* clock_ = nullptr;
   CancellationToken token_;
   ProgressFn progress_;
   LogFn log_;
@@ -174,7 +180,7 @@ Json IntentArguments(const Json& arguments, const std::vector<std::string>& comp
 // `result` as keel may handle it: a result nested deeper than kMaxJsonDepth (bounded_json.h)
 // would recurse in every copy, comparison and encoding of it, so it becomes an isError result
 // naming the limit (type "result_too_deep", rejected_permanent: the tool ran). Applied once
-// to every tool's result, where it leaves the tool (Session::RunAttempt, and the loop-thread
+// to every tool's result, where it leaves the tool (CallRunner's attempt, and the loop-thread
 // call of a runs_on_loop tool); measured without recursion.
 Json BoundedResult(Json result, const std::string& tool);
 

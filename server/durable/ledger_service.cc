@@ -1,20 +1,18 @@
 #include "server/durable/ledger_service.h"
 
-#include <ctime>
-
 #include <spdlog/spdlog.h>
 
 #include "ledger/database_check.h"
 #include "ledger/fingerprint.h"
 #include "ledger/schema.h"
 #include "protocol/bounded_json.h"
+#include "protocol/iso_time.h"
 #include "server/app/exit_codes.h"
 #include "server/catalog/tool.h"
 
 namespace keel {
 namespace {
 
-constexpr size_t kMaxKeyLength = 255;
 // How long the start-up page scan (quick_check) may take. An MCP host waits for keel's
 // first answer; 2 s is short next to its timeouts and reads a few hundred MB on an idle
 // machine, far more than keel's file holds (keys are kept for --idempotency-ttl, a day).
@@ -71,52 +69,6 @@ Json KeyError(const std::string& type, const std::string& text, const std::strin
 }
 
 }  // namespace
-
-std::string IsoTime(int64_t epoch_ms) {
-  const std::time_t seconds = static_cast<std::time_t>(epoch_ms / 1000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char text[40];
-  const size_t n = std::strftime(text, sizeof(text), "%Y-%m-%dT%H:%M:%S", &utc);
-  std::snprintf(text + n, sizeof(text) - n, ".%03dZ", static_cast<int>(epoch_ms % 1000));
-  return text;
-}
-
-std::string IdempotencyKey(const Json& meta, const Json& arguments, std::string* problem) {
-  std::string key;
-  auto take = [&](const Json& value, const char* where) {
-    if (!value.is_string() || value.get_ref<const std::string&>().empty() ||
-        value.get_ref<const std::string&>().size() > kMaxKeyLength) {
-      *problem = std::string(where) + " must be a string of 1 to 255 characters";
-      return;
-    }
-    const std::string& given = value.get_ref<const std::string&>();
-    if (!key.empty() && key != given) {
-      *problem = "_meta[\"dev.keel/idempotency-key\"] and arguments.idempotencyKey differ";
-      return;
-    }
-    key = given;
-  };
-  if (meta.is_object()) {
-    const auto it = meta.find("dev.keel/idempotency-key");
-    if (it != meta.end()) take(*it, "_meta[\"dev.keel/idempotency-key\"]");
-  }
-  if (problem->empty() && arguments.is_object()) {
-    const auto it = arguments.find("idempotencyKey");
-    if (it != arguments.end()) take(*it, "arguments.idempotencyKey");
-  }
-  return problem->empty() ? key : std::string();
-}
-
-std::string ApprovalScopedKey(std::string key, const Json& arguments) {
-  if (!arguments.is_object()) return key;
-  const auto it = arguments.find("approval_id");
-  if (it == arguments.end() || !it->is_string() || it->get_ref<const std::string&>().empty()) {
-    return key;
-  }
-  const std::string scope = "approval:" + it->get<std::string>();
-  return key.empty() ? scope : key + "|" + scope;
-}
 
 std::unique_ptr<LedgerService> LedgerService::Open(Options options, std::string* error,
                                                    int* exit_code) {

@@ -82,16 +82,4 @@ class LedgerService {
 Json LedgerAnswer(MutationLedger::Outcome outcome, const std::string& tool,
                   const std::string& key);
 
-// The idempotency key of a call: `_meta["dev.keel/idempotency-key"]` of the request, else
-// an `idempotencyKey` argument. Empty when there is none. Sets *problem for a key that is
-// not a string of 1..255 characters, or two different keys.
-std::string IdempotencyKey(const Json& meta, const Json& arguments, std::string* problem);
-// OPS-3: an approval authorises one intent, so a call's `approval_id` argument is part of its
-// key: "<key>|approval:<id>", or "approval:<id>" when the call has no key of its own (then the
-// approval id alone makes the call run once). Without an approval_id, `key` unchanged.
-std::string ApprovalScopedKey(std::string key, const Json& arguments);
-
-// Milliseconds since the Unix epoch as an ISO 8601 UTC time ("2026-11-29T18:00:00.123Z").
-std::string IsoTime(int64_t epoch_ms);
-
 }  // namespace keel

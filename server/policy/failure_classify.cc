@@ -47,6 +47,20 @@ std::optional<int64_t> RetryAfterMs(const Json& value) {
   return std::nullopt;
 }
 
+// The status of a type "backend_<status>": one to three digits, nothing else.
+std::optional<int> BackendStatus(std::string_view type) {
+  constexpr std::string_view kPrefix = "backend_";
+  if (type.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+  const std::string_view digits = type.substr(kPrefix.size());
+  if (digits.empty() || digits.size() > 3) return std::nullopt;
+  int status = 0;
+  for (const char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    status = status * 10 + (c - '0');
+  }
+  return status;
+}
+
 }  // namespace
 
 std::optional<AttemptFailure> ClassifyResult(const Json& result) {
@@ -65,6 +79,7 @@ std::optional<AttemptFailure> ClassifyResult(const Json& result) {
     failure.type = type->get<std::string>();
   }
   failure.failure = ClassOfType(failure.type);
+  failure.backend_status = BackendStatus(failure.type);
   if (const auto cls = error->find("failure_class"); cls != error->end() && cls->is_string()) {
     if (auto parsed = ParseFailureClass(cls->get<std::string>())) failure.failure = *parsed;
   }

@@ -18,6 +18,8 @@
 //
 // A result without isError: true is a success: Classify returns nullopt.
 // An unknown "failure_class" string is ignored (the type decides).
+// A type "backend_<status>" (a command's {"error": {"status": N}}, the demo backends) names
+// the backend's HTTP status: backend_status, so nobody reads it back from the string.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +36,7 @@ struct AttemptFailure {
   FailureClass failure = FailureClass::kRejectedPermanent;
   std::string type;                       // error.type, or "tool_error" when absent
   std::optional<int64_t> retry_after_ms;  // error.retry_after_ms when a non-negative integer
+  std::optional<int> backend_status;      // N of a type "backend_N" (digits only, N < 1000)
 };
 
 std::optional<AttemptFailure> ClassifyResult(const nlohmann::json& result);

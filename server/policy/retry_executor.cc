@@ -129,10 +129,11 @@ RetryOutcome RetryExecutor::Run(const RetryCall& call, const Deps& deps,
         .attempt = n,
         .attempt_id = AttemptId(call.intent_id, n),
         .deadline = std::min(call.call_deadline, start + Millis(call.policy.timeouts.attempt_ms))};
-    outcome.result = attempt(info);
+    AttemptResult attempted = attempt(info);
+    outcome.result = std::move(attempted.result);
     outcome.attempts = n;
 
-    const std::optional<AttemptFailure> failure = ClassifyResult(outcome.result);
+    const std::optional<AttemptFailure>& failure = attempted.failure;
     if (!failure) break;  // success
 
     const TimePoint now = deps.now();

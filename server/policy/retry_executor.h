@@ -14,7 +14,7 @@
 //     min(call_deadline, now + policy.timeouts.attempt_ms).
 //  2. A first attempt deposits in the backend's retry budget (RecordFirstAttempt) before it
 //     runs; a retry withdraws a token (only when the decision is to retry).
-//  3. After a failed attempt (ClassifyResult not nullopt), Decide() is asked with the
+//  3. After a failed attempt (its AttemptResult's failure), Decide() is asked with the
 //     remaining call budget (call_deadline - now, in ms), one RNG sample and the backend's
 //     token. On retry: event kRetryScheduled, then wait(delay); if the wait reports
 //     cancellation, Run returns at once with cancelled = true and makes no further attempt.
@@ -94,6 +94,19 @@ struct AttemptInfo {
   TimePoint deadline;      // min(call deadline, attempt start + attempt_ms)
 };
 
+// What one attempt returned and how it failed (ClassifyResult; nullopt: success), classified
+// once, by whoever ran the attempt; the executor decides from `failure` and never reads the
+// result again. Made from a bare result, it classifies the result itself.
+struct AttemptResult {
+  AttemptResult(nlohmann::json returned)  // implicit: an attempt may return a bare result
+      : result(std::move(returned)), failure(ClassifyResult(result)) {}
+  AttemptResult(nlohmann::json returned, std::optional<AttemptFailure> classified)
+      : result(std::move(returned)), failure(std::move(classified)) {}
+
+  nlohmann::json result;
+  std::optional<AttemptFailure> failure;
+};
+
 struct RetryCall {
   std::string intent_id;  // the call's id; attempts are "<intent_id>/<n>"
   EffectClass effect = EffectClass::kRead;
@@ -123,7 +136,7 @@ class RetryExecutor {
     std::function<bool()> cancelled;       // the call was cancelled or timed out
     RetryBudgetPool* budgets = nullptr;    // required
   };
-  using AttemptFn = std::function<nlohmann::json(const AttemptInfo&)>;
+  using AttemptFn = std::function<AttemptResult(const AttemptInfo&)>;
   using EventFn = std::function<void(const RetryEvent&)>;  // may be null
 
   static RetryOutcome Run(const RetryCall& call, const Deps& deps, const AttemptFn& attempt,

@@ -6,7 +6,6 @@
 #include "protocol/error_codes.h"
 #include "protocol/mcp_version.h"
 #include "protocol/request_meta.h"
-#include "protocol/schema_validator.h"
 #include "server/catalog/effective_policy.h"
 #include "server/transport/inbound.h"
 
@@ -33,22 +32,6 @@ std::string Quote(std::string_view text) {
 
 }  // namespace
 
-bool HasApproval(const ToolSpec& spec, const Json& arguments) {
-  if (!spec.approval_required) return true;
-  const auto it = arguments.find("approval_id");
-  return it != arguments.end() && it->is_string() && !it->get_ref<const std::string&>().empty();
-}
-
-std::string ApprovalRequiredText(const ToolSpec& spec) {
-  return "Approval required: '" + spec.name + "' runs only with an approval_id argument naming "
-         "the approval that authorises this call. Nothing ran. Ask for an approval, then call "
-         "again with its id (one approval authorises one intent).";
-}
-
-Json ApprovalRequiredError(const ToolSpec& spec) {
-  return Json{{"type", "approval_required"}, {"tool", spec.name}, {"argument", "approval_id"}};
-}
-
 Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, WorkerPool& pool,
                  SessionOptions options, TaskStoreThread* task_store,
                  std::function<int64_t()> wall_clock_ms)
@@ -65,19 +48,14 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
           BuiltinPolicyWithTimeouts(ToMillis(options_.call_limits.idle),
                                     ToMillis(options_.call_limits.max)))) {
   if (options_.client_log_level) client_log_.SetLevel(*options_.client_log_level);
-  shared_ = std::make_shared<WorkerShared>();
-  shared_->trace = options_.trace;
-  shared_->writes_blocked = options_.writes_blocked;
-  shared_->random = options_.random;
   coordinator_.set_on_idle([this] {
     if (shutting_down_) FinishShutdown();
   });
   // A tool that ignores cancellation keeps its thread: the pool starts a replacement, so
   // the calls admitted next (up to --max-inflight, which still counts the held slot) run.
   coordinator_.set_on_held([this] { pool_.Hold(); });
-  coordinator_.set_result_filter([this](const std::string& tool, Json result) {
-    const Tool* found = tools_.Find(tool);
-    return found == nullptr ? result : ForOutputSchema(found->spec(), std::move(result));
+  coordinator_.set_result_filter([](const CallIdentity& call, Json result) {
+    return call.tool == nullptr ? result : ForOutputSchema(call.tool->spec(), std::move(result));
   });
   coordinator_.set_on_released([this] { pool_.Release(); });
   if (options_.trace != nullptr) {
@@ -95,6 +73,10 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
     });
     tasks_->set_cancel_work([this](uint64_t generation) { coordinator_.CancelTask(generation); });
   }
+  inbox_ = std::make_shared<CallInbox>(loop_, coordinator_, client_log_, tasks_.get());
+  runner_ = std::make_shared<CallRunner>(
+      CallRunner::Options{options_.writes_blocked, options_.random, options_.worker_clock},
+      CallInbox::Port(loop_, inbox_));
   loop_.AddBeforeWait([this] {
     SubmitHeldCalls();
     ArmDeadlineTimer();
@@ -322,52 +304,7 @@ void Session::CallTool(Message& message) {
                         "execution.taskSupport is 'required'): add params.task");
     }
   }
-  // The registry checked the schema once, at registration; validation skips that step.
-  if (auto problem = ValidateCheckedSchema(spec.input_schema, arguments)) {
-    return Reply(message.id, ForOutputSchema(spec, ErrorResult(
-                                 "Invalid arguments for tool '" + spec.name + "': " + *problem,
-                                 Json{{"type", "invalid_arguments"}, {"message", *problem}})));
-  }
-  if (!HasApproval(spec, arguments)) {
-    return Reply(message.id, ForOutputSchema(spec, ErrorResult(ApprovalRequiredText(spec),
-                                                               ApprovalRequiredError(spec))));
-  }
-  if (shutting_down_) {
-    return ReplyError(message.id, kInternalError, "Server shutting down: call not started");
-  }
-  if (spec.runs_on_loop) {
-    ToolContext ctx(std::move(arguments), CancellationToken(), nullptr);
-    ctx.set_meta(std::move(meta));
-    return Reply(message.id, ForOutputSchema(spec, BoundedResult(tool->Call(ctx), spec.name)));
-  }
-  if (AtCapacity()) {
-    const std::string text = "Server busy: " + std::to_string(options_.max_inflight) +
-                             " calls are already queued or running (--max-inflight); retry later";
-    client_log_.Log(LogLevel::kWarning, "keel", Json{{"event", "server_busy"}, {"tool", spec.name}});
-    return Reply(message.id,
-                 ForOutputSchema(spec, ErrorResult(text, Json{{"type", "server_busy"},
-                                                              {"max_inflight", options_.max_inflight},
-                                                              {"retry_after_ms", 100}})));
-  }
-
-  ToolPolicy policy = EffectivePolicy(*policy_, spec, options_.shadow);
-  const CallLimits limits{Millis(policy.timeouts.idle_ms), Millis(policy.timeouts.max_ms)};
-  RequestCoordinator::Admitted call =
-      coordinator_.Begin(message.id, spec.name, std::move(progress_token), limits);
-  TraceCallStart(call.generation, *tool, message.id, meta, arguments, std::string());
-  unsubmitted_.push_back(MakeJob(call.generation, std::move(call.control), tool,
-                                 std::move(policy), limits.max, std::move(arguments),
-                                 std::move(meta), std::string()));
-  if (unsubmitted_.size() >= kMaxHeldCalls) SubmitHeldCalls();
-}
-
-bool Session::AtCapacity() {
-  if (!coordinator_.AtCapacity()) return false;
-  // Calls that already finished may only be waiting in the mailbox: a client that
-  // pipelines many quick calls must not be refused for results not yet collected.
-  SubmitHeldCalls();
-  loop_.RunPosted();
-  return coordinator_.AtCapacity();
+  AdmitCall(message.id, *tool, std::move(arguments), std::move(meta), std::move(progress_token));
 }
 
 bool Session::IdInFlight(const Json& id) const {

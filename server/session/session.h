@@ -1,8 +1,10 @@
-// Session: one MCP connection over stdio — lifecycle, method dispatch, the tools/call
-// path into the worker pool, and the shutdown sequence. This is the orchestrator; the
-// rules it applies live in the pieces it wires (codec, registry, coordinator, outbox).
+// Session: one MCP connection over stdio — lifecycle, method dispatch, the admission of
+// tools/call (Admit) and the hand-over of admitted calls to the worker pool, and the shutdown
+// sequence. This is the orchestrator; the rules it applies live in the pieces it wires
+// (codec, registry, admission, coordinator, call runner, outbox).
 //
-// Thread: loop thread only. Workers report back through EventLoop::Post().
+// Thread: loop thread only. The worker side of a call is the CallRunner's (call_runner.h);
+// it reports back through a CallInbox, posted to the loop.
 // Invariants:
 //  1. ping is answered at once, at any time, whatever the workers are doing (unless its id
 //     is in flight: 3).
@@ -36,10 +38,11 @@
 #include "server/runtime/clock.h"
 #include "server/runtime/event_loop.h"
 #include "server/transport/output_sink.h"
-#include "server/call/degraded_answer.h"
-#include "server/policy/breaker_registry.h"
+#include "server/call/admission.h"
+#include "server/call/call_inbox.h"
+#include "server/call/call_runner.h"
+#include "server/call/call_tracer.h"
 #include "server/policy/policy.h"
-#include "server/policy/retry_executor.h"
 #include "server/call/request_coordinator.h"
 #include "server/tasks/task_manager.h"
 #include "server/tasks/task_store_thread.h"
@@ -68,6 +71,10 @@ struct SessionOptions {
   // The kill switch for writes (OPS-2), read on the worker just before a write-class tool
   // would start; must be thread-safe. Null: writes are never blocked.
   std::function<bool()> writes_blocked;
+  // The clock the worker side reads (call deadlines, attempt durations, backoff, breakers);
+  // must be thread-safe and outlive the session. Null: the steady clock (in production the
+  // loop's clock is the steady clock too, so both sides agree).
+  const Clock* worker_clock = nullptr;
   // --trace-file (OBS-1): one record per call start/end, attempt start/end, timeout and
   // cancel. Null: no trace. `trace_arguments` adds the call's arguments (--trace-arguments).
   TraceLog* trace = nullptr;
@@ -76,12 +83,6 @@ struct SessionOptions {
   // notifications/message before logging/setLevel.
   std::optional<LogLevel> client_log_level;
 };
-
-// OPS-3: whether a call of `spec` carries the approval it needs (always true when the tool
-// needs none), and the answer when it does not: never retried, nothing ran.
-bool HasApproval(const ToolSpec& spec, const Json& arguments);
-std::string ApprovalRequiredText(const ToolSpec& spec);
-Json ApprovalRequiredError(const ToolSpec& spec);
 
 class Session {
  public:
@@ -125,62 +126,27 @@ class Session {
   void ListTools(const Message& message);
   void SetLogLevel(const Message& message);
   void CallTool(Message& message);
+  // session_calls.cc: a parsed tools/call (not a task): admitted, and run on the loop or
+  // handed to the pool; or refused.
+  void AdmitCall(const Json& id, Tool& tool, Json arguments, Json meta, Json progress_token);
   // session_tasks.cc: a task-augmented tools/call, and the work of a created task.
-  void CreateTask(const Json& id, const Tool& tool, Json arguments, Json meta,
-                  Json progress_token, const Json& task);
+  void CreateTask(const Json& id, Tool& tool, Json arguments, Json meta, Json progress_token,
+                  const Json& task);
   std::optional<uint64_t> StartTaskWork(const TaskRecord& task, Json progress_token);
   void HandleTaskMethod(const Message& message);
-  // The job a worker runs for one call or task (task_id empty for a call).
-  // session_job.cc. `policy` is the tool's effective policy (attempt timeout, retries,
-  // shadow); `max` bounds the whole call.
-  WorkerPool::Job MakeJob(uint64_t generation, std::shared_ptr<CallControl> control, Tool* tool,
-                          ToolPolicy policy, Duration max, Json arguments, Json meta,
-                          std::string task_id);
-  // The trace of one call or task's work (OBS-1), kept from its start to its settle.
-  struct CallTrace {
-    std::string trace_id;
-    std::string call_span;
-    std::string parent_span;  // the client's span from _meta.traceparent, or empty
-    Json attributes;          // shared by every record of the call
-    TimePoint start;
-  };
-  void TraceCallStart(uint64_t generation, const Tool& tool, const Json& request_id,
-                      const Json& meta, const Json& arguments, const std::string& task_id);
+  // What admission reads of the session now (Admit, admission.h).
+  AdmissionState AdmissionNow();
+  // A refused call or task creation, answered as its request is (Refusal::as_result).
+  void SendRefusal(const Json& id, const ToolSpec& spec, const Refusal& refusal);
+  // Queues the job of an admitted call or task's work for the pool (see unsubmitted_):
+  // `policy` is the tool's effective policy, `max` bounds the whole call.
+  void HandToPool(RequestCoordinator::Admitted admitted, ToolPolicy policy, Duration max,
+                  Json arguments, Json meta);
+  // The trace of one call or task's work (OBS-1), kept from its start to its settle. Null
+  // when not tracing.
+  std::shared_ptr<const CallTracer> TraceCallStart(const RequestCoordinator::Admitted& admitted,
+                                                   const Json& meta, const Json& arguments);
   void TraceCallEnd(uint64_t generation, CallState state, const std::string& reason);
-  // What the worker side of a call uses (session_job.cc). Jobs hold it by shared_ptr, so a
-  // tool that returns after the Session is gone (a test harness tearing down while a worker
-  // still runs) finds it alive; nothing here refers back to the Session.
-  struct WorkerShared {
-    TraceLog* trace = nullptr;            // --trace-file (it outlives every session)
-    std::function<bool()> writes_blocked;  // the kill switch (OPS-2)
-    std::function<uint64_t()> random;      // backoff jitter
-    SteadyClock clock;                     // workers read it: the loop's may be a test fake
-    BreakerRegistry breakers{clock};       // per (tool, backend) (CB-1); thread-safe
-    LastGoodResults last_good;             // reads' fallback while open (CB-2); thread-safe
-    RetryBudgetPool retry_budgets;         // per backend (BUD-2); thread-safe
-  };
-  // One attempt of a call on its worker: the kill switch, the tool, its trace records.
-  struct AttemptRun {
-    Json result;
-    bool threw = false;
-    bool stopped = false;  // it reached a checkpoint after a cancel
-  };
-  static AttemptRun RunAttempt(WorkerShared& w, Tool& tool, ToolContext& ctx,
-                               const std::optional<CallTrace>& trace, int attempt,
-                               const std::string& attempt_id,
-                               const BreakerPermit* permit = nullptr);
-  // One attempt behind the tool's circuit breaker (CB-1, CB-2): rejected fast with a
-  // degraded answer while open, else run and recorded; reads remember their last good result.
-  static Json GuardedAttempt(WorkerShared& w, Tool& tool, ToolContext& ctx,
-                             CircuitBreaker& breaker, const std::optional<CallTrace>& trace,
-                             const AttemptInfo& info, AttemptRun& last);
-  static void TraceBreaker(WorkerShared& w, const std::optional<CallTrace>& trace,
-                           const char* event, const AttemptInfo& info,
-                           const BreakerPermit& permit, const BreakerSnapshot& now);
-  static void TraceRetryEvent(WorkerShared& w, const std::optional<CallTrace>& trace,
-                              const RetryEvent& event);
-  // The kill switch stops this write-class tool now (worker thread).
-  static bool WriteBlocked(const WorkerShared& w, const Tool& tool);
   // At --max-inflight: collects finished results first, then tells whether still full.
   bool AtCapacity();
 
@@ -204,8 +170,10 @@ class Session {
   RequestCoordinator coordinator_;
   ClientLog client_log_;
   std::unique_ptr<TaskManager> tasks_;
-  std::unordered_map<uint64_t, CallTrace> traces_;  // live calls, when tracing
-  std::shared_ptr<WorkerShared> shared_;  // see WorkerShared
+  // Live calls' tracers, when tracing.
+  std::unordered_map<uint64_t, std::shared_ptr<const CallTracer>> traces_;
+  std::shared_ptr<CallInbox> inbox_;    // where jobs report (they hold a weak_ptr)
+  std::shared_ptr<CallRunner> runner_;  // the worker side; jobs share it
   std::string protocol_version_;
   PolicyHandle policy_;
   bool tasks_negotiated_ = false;  // initialize chose 2025-11-25 and tasks are available

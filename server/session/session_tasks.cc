@@ -9,8 +9,6 @@
 
 #include "ledger/fingerprint.h"
 #include "protocol/error_codes.h"
-#include "protocol/schema_validator.h"
-#include "server/durable/ledger_service.h"
 #include "server/catalog/effective_policy.h"
 #include "server/session/session.h"
 #include "server/tasks/task_wire.h"
@@ -40,7 +38,7 @@ int64_t SaturatedInt64(const Json& value) {
 
 }  // namespace
 
-void Session::CreateTask(const Json& id, const Tool& tool, Json arguments, Json meta,
+void Session::CreateTask(const Json& id, Tool& tool, Json arguments, Json meta,
                          Json progress_token, const Json& task) {
   const ToolSpec& spec = tool.spec();
   if (!task.is_object()) {
@@ -59,41 +57,13 @@ void Session::CreateTask(const Json& id, const Tool& tool, Json arguments, Json 
   }
   // A task-augmented call expects a CreateTaskResult: problems found before the task
   // exists are JSON-RPC errors, so no task is made for a call that cannot run.
-  if (auto problem = ValidateCheckedSchema(spec.input_schema, arguments)) {
-    return sink_.SendResponse(EncodeError(
-        id, kInvalidParams, "Invalid arguments for tool '" + spec.name + "': " + *problem,
-        Json{{"type", "invalid_arguments"}, {"message", *problem}}));
+  std::variant<Refusal, AdmittedCall> admission =
+      Admit(AdmitAs::kTask, tool, arguments, meta, AdmissionNow());
+  if (const Refusal* refusal = std::get_if<Refusal>(&admission)) {
+    return SendRefusal(id, spec, *refusal);
   }
-  if (!HasApproval(spec, arguments)) {
-    return sink_.SendResponse(EncodeError(id, kInvalidParams, ApprovalRequiredText(spec),
-                                          ApprovalRequiredError(spec)));
-  }
-  std::string problem;
-  const std::string key = ApprovalScopedKey(IdempotencyKey(meta, arguments, &problem), arguments);
-  if (!problem.empty()) {
-    return sink_.SendResponse(EncodeError(id, kInvalidParams, "Invalid params: " + problem,
-                                          Json{{"type", "invalid_arguments"}}));
-  }
+  const std::string& key = std::get<AdmittedCall>(admission).identity.idempotency_key;
   if (!ttl && spec.result_ttl_ms) ttl = *spec.result_ttl_ms;  // the catalog's resultTtlMs
-  if (shutting_down_) {
-    return ReplyError(id, kInternalError, "Server shutting down: task not created");
-  }
-  if (tasks_->AtLimit()) {
-    return sink_.SendResponse(EncodeError(
-        id, kInternalError,
-        "Too many tasks: " + std::to_string(options_.tasks.max_tasks) +
-            " tasks are live (--max-tasks); wait for one to finish or cancel one",
-        Json{{"type", "too_many_tasks"}, {"max_tasks", options_.tasks.max_tasks},
-             {"retry_after_ms", 1000}}));
-  }
-  if (AtCapacity()) {
-    return sink_.SendResponse(EncodeError(
-        id, kInternalError,
-        "Server busy: " + std::to_string(options_.max_inflight) +
-            " calls are already queued or running (--max-inflight); retry later",
-        Json{{"type", "server_busy"}, {"max_inflight", options_.max_inflight},
-             {"retry_after_ms", 100}}));
-  }
   TaskManager::CreateRequest request;
   request.id = id;
   request.tool = spec.name;
@@ -114,19 +84,21 @@ std::optional<uint64_t> Session::StartTaskWork(const TaskRecord& task, Json prog
   ToolPolicy policy = EffectivePolicy(*policy_, tool->spec(), options_.shadow);
   CallLimits limits{Millis(policy.timeouts.idle_ms), kNoMaximum};
   if (task.ttl_ms) limits.max = Millis(*task.ttl_ms);
+  // The task's identity: its key is the one admission computed when the task was created.
+  CallIdentity identity;
+  identity.tool_name = task.tool;
+  identity.tool = tool;
+  identity.idempotency_key = task.idempotency_key;
+  identity.task_id = task.task_id;
   RequestCoordinator::Admitted work = coordinator_.BeginTask(
-      task.tool, std::move(progress_token), RelatedTaskMeta(task.task_id), limits,
-      [this, task_id = task.task_id](CallState state, Json result, Json error) {
-        tasks_->OnSettled(task_id, state, std::move(result), std::move(error));
+      std::move(identity), std::move(progress_token), RelatedTaskMeta(task.task_id), limits,
+      [this, task_id = task.task_id](CallState state, CallAnswer answer) {
+        tasks_->OnSettled(task_id, state, std::move(answer));
       });
-  TraceCallStart(work.generation, *tool, Json(), task.request.value("_meta", Json()),
-                 task.request.value("arguments", Json::object()), task.task_id);
-  unsubmitted_.push_back(MakeJob(work.generation, std::move(work.control), tool,
-                                 std::move(policy), limits.max,
-                                 task.request.value("arguments", Json::object()),
-                                 task.request.value("_meta", Json()), task.task_id));
-  if (unsubmitted_.size() >= kMaxHeldCalls) SubmitHeldCalls();
-  return work.generation;
+  const uint64_t generation = work.generation;
+  HandToPool(std::move(work), std::move(policy), limits.max,
+             task.request.value("arguments", Json::object()), task.request.value("_meta", Json()));
+  return generation;
 }
 
 void Session::HandleTaskMethod(const Message& message) {

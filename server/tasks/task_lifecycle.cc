@@ -29,7 +29,9 @@ std::string FirstText(const Json& result) {
 
 }  // namespace
 
-void TaskManager::OnSettled(const std::string& task_id, CallState state, Json result, Json error) {
+void TaskManager::OnSettled(const std::string& task_id, CallState state, CallAnswer answer) {
+  Json* returned = std::get_if<Json>(&answer);
+  Json result = returned != nullptr ? std::move(*returned) : Json();
   auto it = live_.find(task_id);
   if (it == live_.end()) return;
   Live& live = it->second;
@@ -46,7 +48,8 @@ void TaskManager::OnSettled(const std::string& task_id, CallState state, Json re
     case CallState::kShutDown:
       // Invariant 6: the task stays working in the file; only the waiters hear of it.
       for (const Json& waiter : live.waiters) {
-        AnswerError(waiter, error.value("code", kInternalError),
+        const JsonRpcError* error = std::get_if<JsonRpcError>(&answer);
+        AnswerError(waiter, error != nullptr ? error->code : kInternalError,
                     "Server shutting down before task " + task_id +
                         " finished; it stays 'working' until keel restarts and recovers it",
                     Json{{"taskId", task_id}});

@@ -43,6 +43,7 @@
 #include "ledger/task_store.h"
 #include "server/runtime/event_loop.h"
 #include "server/transport/output_sink.h"
+#include "server/call/call_answer.h"
 #include "server/call/settlement.h"
 #include "server/tasks/task_store_thread.h"
 
@@ -94,7 +95,7 @@ class TaskManager {
   void Cancel(const Json& id, const Json& params);
 
   // The coordinator settled a task's work (its on_settle).
-  void OnSettled(const std::string& task_id, CallState state, Json result, Json error);
+  void OnSettled(const std::string& task_id, CallState state, CallAnswer answer);
   enum class WorkEnd { kNeverStarted, kStoppedAtCheckpoint, kReturned };
   // A task's worker returned (`result` is what the tool returned) or its job found the
   // work settled before it started.

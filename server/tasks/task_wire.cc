@@ -1,6 +1,6 @@
 #include "server/tasks/task_wire.h"
 
-#include "server/durable/ledger_service.h"
+#include "protocol/iso_time.h"
 #include "server/runtime/random_hex.h"
 
 namespace keel {

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/call/idempotency_key.h"
 #include "server/runtime/process_attempt.h"
 #include "server/runtime/process_runner.h"
 #include "server/durable/remote_write.h"
@@ -70,10 +71,10 @@ std::vector<std::string> CommandTool::Environment(const ToolContext* ctx,
   env.push_back("KEEL_TOOL=" + spec_.name);
   if (!key.empty()) env.push_back("KEEL_IDEMPOTENCY_KEY=" + key);
   if (ctx == nullptr) return env;
-  const ToolContext::Identity& id = ctx->identity();
-  env.push_back("KEEL_INTENT_ID=" + id.intent_id);
-  env.push_back("KEEL_ATTEMPT=" + std::to_string(id.attempt));
-  env.push_back("KEEL_ATTEMPT_ID=" + id.attempt_id);
+  const CallIdentity& id = ctx->identity();
+  env.push_back("KEEL_INTENT_ID=" + id.correlation_id);
+  env.push_back("KEEL_ATTEMPT=" + std::to_string(ctx->attempt()));
+  env.push_back("KEEL_ATTEMPT_ID=" + ctx->attempt_id());
   env.push_back("KEEL_DEADLINE_MS=" + std::to_string(ctx->remaining().count()));
   env.push_back("KEEL_REQUEST_ID=" +
                 (id.request_id.is_null() ? std::string() : id.request_id.dump()));
@@ -116,7 +117,7 @@ Json CommandTool::RunOnce(ToolContext& ctx, const std::vector<std::string>& argv
           spdlog::warn("{}: progress line dropped: {}", spec_.name, e.what());
         }
       });
-  LogStderr(spec_.name, ctx.identity().attempt_id, run);
+  LogStderr(spec_.name, ctx.attempt_id(), run);
   if (run.end == ProcessResult::End::kSpawnFailed) {
     spdlog::error("{}: cannot start {}: {}", spec_.name, argv[0], run.spawn_error);
   }
@@ -128,10 +129,9 @@ Json CommandTool::Call(ToolContext& ctx) {
   Json values = ctx.arguments();
   std::string key;
   if (IsWrite(spec_.effect)) {
-    std::string problem;
-    key = ApprovalScopedKey(IdempotencyKey(ctx.meta(), ctx.arguments(), &problem),
-                            ctx.arguments());
-    if (!problem.empty()) return ArgumentProblem(spec_.name, problem);
+    const CallIdentity& id = ctx.identity();
+    if (!id.key_problem.empty()) return ArgumentProblem(spec_.name, id.key_problem);
+    key = id.idempotency_key;
     if (!key.empty()) values["idempotency_key"] = key;
   }
   std::string problem;
@@ -194,8 +194,7 @@ Reconciled CommandTool::LookupKey(const std::string& key) const {
 
 Reconciled CommandTool::Reconcile(const Json& arguments, const Json& meta) {
   if (!IsWrite(spec_.effect) || !ledger_) return Reconciled{};
-  std::string problem;
-  const std::string key = ApprovalScopedKey(IdempotencyKey(meta, arguments, &problem), arguments);
+  const auto [key, problem] = CallKeyOf(meta, arguments);
   if (key.empty() || !problem.empty()) return Reconciled{};
   const auto row = ledger_->Ledger().Lookup(spec_.name, key);
   if (row && (row->state == LedgerState::kCommitted || row->state == LedgerState::kFailed)) {

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "ledger/database.h"
+#include "protocol/iso_time.h"
 #include "server/runtime/clock.h"
 #include "server/runtime/random_hex.h"
 

@@ -8,6 +8,8 @@
 #include <spdlog/spdlog.h>
 
 #include "ledger/fingerprint.h"
+#include "protocol/iso_time.h"
+#include "server/call/idempotency_key.h"
 #include "server/runtime/clock.h"
 
 namespace keel {
@@ -41,13 +43,12 @@ class MutationTool : public Tool {
   const ToolSpec& spec() const override { return spec_; }
 
   Json Call(ToolContext& ctx) override {
-    std::string problem;
-    const std::string key =
-        ApprovalScopedKey(IdempotencyKey(ctx.meta(), ctx.arguments(), &problem), ctx.arguments());
+    const std::string& problem = ctx.identity().key_problem;
     if (!problem.empty()) {
       return ErrorResult("Invalid arguments for tool '" + spec_.name + "': " + problem,
                          Json{{"type", "invalid_arguments"}, {"message", problem}});
     }
+    const std::string& key = ctx.identity().idempotency_key;
     auto effect = [&](Database& db) {
       CrashIfAt("before_effect");
       EffectOutcome outcome = Effect(db, ctx.arguments(), key);
@@ -68,8 +69,7 @@ class MutationTool : public Tool {
   // it happened; no row means it did not. `arguments` are the intent arguments (the
   // catalog's wrapper projects them as Call's fingerprint did).
   Reconciled Reconcile(const Json& arguments, const Json& meta) override {
-    std::string problem;
-    const std::string key = ApprovalScopedKey(IdempotencyKey(meta, arguments, &problem), arguments);
+    const auto [key, problem] = CallKeyOf(meta, arguments);
     if (key.empty() || !problem.empty()) return Reconciled{};
     std::optional<LedgerRecord> row;
     try {

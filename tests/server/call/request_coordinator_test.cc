@@ -27,7 +27,10 @@ struct Fixture {
   }
 
   RequestCoordinator::Admitted Begin(const Json& id, const Json& token = Json()) {
-    return coordinator.Begin(id, "tool", token, limits);
+    CallIdentity identity;
+    identity.tool_name = "tool";
+    identity.request_id = id;
+    return coordinator.Begin(std::move(identity), token, limits);
   }
   RequestCoordinator::Admitted Start(const Json& id, const Json& token = Json()) {
     auto call = Begin(id, token);

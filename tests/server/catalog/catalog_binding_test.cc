@@ -10,7 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include "fakes/stub_tool.h"
-#include "server/durable/ledger_service.h"
+#include "server/call/idempotency_key.h"
 #include "server/catalog/effective_policy.h"
 #include "server/session/session.h"
 

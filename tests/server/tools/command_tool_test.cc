@@ -55,8 +55,12 @@ Json Run(CommandTool& tool, Json args, Millis budget = Millis(10000), Json meta 
                   [progress](double value, std::optional<double> total, std::string message) {
                     if (progress) progress->push_back({value, total, std::move(message)});
                   });
+  CallIdentity identity = NewCallIdentity(tool, ctx.arguments(), meta);
+  identity.correlation_id = "kx-7";
+  identity.request_id = Json(0);
+  ctx.set_identity(std::move(identity));
+  ctx.set_attempt(1, "kx-7/1");
   ctx.set_meta(std::move(meta));
-  ctx.set_identity({"kx-7", Json(0), "", 1, "kx-7/1"});
   ctx.set_deadline(std::chrono::steady_clock::now() + budget);
   return tool.Call(ctx);
 }

@@ -31,6 +31,7 @@ class Ledger {
     for (auto& tool : tools_) {
       if (tool->spec().name != name) continue;
       ToolContext ctx(std::move(args), CancellationToken(), nullptr);
+      ctx.set_identity(NewCallIdentity(*tool, ctx.arguments(), meta));
       ctx.set_meta(std::move(meta));
       return tool->Call(ctx);
     }

@@ -1,0 +1,43 @@
+// CallIdentity: the facts of one tools/call (or one task's work) that do not change while it
+// travels — which tool, under which idempotency key, and how keel, the client and the task
+// store name it. Built once, at admission (Admit, admission.h), completed by the coordinator
+// with the correlation id (RequestCoordinator::Begin / BeginTask), then carried: in the
+// coordinator's entry (its result filter reads the Tool*), in the worker's job, in the trace
+// and in the ToolContext, where tools read the key instead of computing it again.
+//
+// A value type; copies are independent. Thread: whoever holds a copy.
+// Invariants: `tool` is non-null for every admitted call and names the tool `tool_name`;
+// `idempotency_key` is CallKeyOf(meta, arguments) of the call's request (for a task's work,
+// the key stored with the task when it was created, computed the same way).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "server/call/idempotency_key.h"
+
+namespace keel {
+
+using Json = nlohmann::json;
+
+class Tool;
+
+struct CallIdentity {
+  std::string tool_name;
+  Tool* tool = nullptr;  // the registry's; it outlives every call
+  // The approval-scoped idempotency key (IDEM-1, OPS-3); empty: none.
+  std::string idempotency_key;
+  // Why the client's key is invalid; empty: it is valid (or absent). A call with a problem is
+  // refused by whoever needs the key (a write tool, a task creation) as invalid_arguments.
+  std::string key_problem;
+  std::string correlation_id;  // keel's id of the call ("k-7"), the same for all its attempts
+  Json request_id;             // the JSON-RPC id of tools/call (may be 0); null for a task's work
+  std::string task_id;         // empty unless the work is a task's
+};
+
+// The identity of a call of `tool` with these arguments and request _meta: its name, the
+// Tool*, and the key (CallKeyOf). The caller adds the ids.
+CallIdentity NewCallIdentity(Tool& tool, const Json& arguments, const Json& meta);
+
+}  // namespace keel

@@ -1,0 +1,56 @@
+#include "server/call/call_inbox.h"
+
+#include <utility>
+
+namespace keel {
+
+template <typename Fn>
+void CallInbox::Port::Post(Fn fn) const {
+  loop_->Post([inbox = inbox_, fn = std::move(fn)]() mutable {
+    if (const std::shared_ptr<CallInbox> live = inbox.lock()) fn(*live);
+  });
+}
+
+void CallInbox::Port::Progress(uint64_t generation, double progress, std::optional<double> total,
+                               std::string message) const {
+  Post([generation, progress, total, message = std::move(message)](CallInbox& in) mutable {
+    in.coordinator_.Progress(generation, progress, total, std::move(message));
+  });
+}
+
+void CallInbox::Port::Log(uint64_t generation, std::string tool, LogLevel level,
+                          std::string message) const {
+  Post([generation, tool = std::move(tool), level,
+        message = std::move(message)](CallInbox& in) mutable {
+    if (!in.coordinator_.Unsettled(generation)) return;  // late, like progress after a settle
+    in.log_.Log(level, tool, std::move(message));
+  });
+}
+
+void CallInbox::Port::RetryScheduled(uint64_t generation, Duration delay) const {
+  Post([generation, delay](CallInbox& in) {
+    in.coordinator_.RestartIdleClockAt(generation, in.loop_.clock().Now() + delay);
+  });
+}
+
+void CallInbox::Port::Returned(uint64_t generation, std::string task_id, Json result, bool threw,
+                               bool stopped) const {
+  Post([generation, task_id = std::move(task_id), result = std::move(result), threw,
+        stopped](CallInbox& in) mutable {
+    if (task_id.empty()) return in.coordinator_.Complete(generation, std::move(result), threw);
+    Json returned = result;
+    in.coordinator_.Complete(generation, std::move(result), threw);
+    in.tasks_->OnWorkEnded(
+        task_id,
+        stopped ? TaskManager::WorkEnd::kStoppedAtCheckpoint : TaskManager::WorkEnd::kReturned,
+        std::move(returned));
+  });
+}
+
+void CallInbox::Port::NeverStarted(std::string task_id) const {
+  Post([task_id = std::move(task_id)](CallInbox& in) {
+    in.tasks_->OnWorkEnded(task_id, TaskManager::WorkEnd::kNeverStarted, Json());
+  });
+}
+
+}  // namespace keel

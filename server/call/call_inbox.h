@@ -1,0 +1,72 @@
+// CallInbox: where the worker side of calls reports back to the loop. A call's job (CallRunner)
+// reports its tool's progress and log messages, the retries it schedules, and its return; each
+// report is posted to the loop and handed there to the RequestCoordinator (which drops what
+// comes after a settle), the ClientLog and, for a task's work, the TaskManager.
+//
+// Threads: the Port's methods may be called from any thread; they only post. The inbox's
+// handlers run on the loop thread.
+// Lifetime: the Session owns the inbox (by shared_ptr) and the coordinator, log and task
+// manager it reaches. Jobs hold only a Port: the loop and a weak_ptr, locked on the loop when
+// the report runs. So a job that returns after its Session is gone (a test harness tearing
+// down while a worker still runs) reaches nothing: its reports are dropped. The loop must
+// outlive the worker pool that runs the jobs (it does: the server declares it first).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "server/call/request_coordinator.h"
+#include "server/runtime/event_loop.h"
+#include "server/session/client_log.h"
+#include "server/tasks/task_manager.h"
+
+namespace keel {
+
+using Json = nlohmann::json;
+
+class CallInbox {
+ public:
+  // `tasks` may be null (no task store): then no report names a task.
+  CallInbox(EventLoop& loop, RequestCoordinator& coordinator, ClientLog& log, TaskManager* tasks)
+      : loop_(loop), coordinator_(coordinator), log_(log), tasks_(tasks) {}
+
+  // A job's end of the inbox (any thread).
+  class Port {
+   public:
+    Port(EventLoop& loop, std::weak_ptr<CallInbox> inbox)
+        : loop_(&loop), inbox_(std::move(inbox)) {}
+
+    // The tool's progress report (the coordinator's invariant 5 applies).
+    void Progress(uint64_t generation, double progress, std::optional<double> total,
+                  std::string message) const;
+    // The tool's log message for the client, dropped once the call has settled.
+    void Log(uint64_t generation, std::string tool, LogLevel level, std::string message) const;
+    // A retry starts `delay` from now: the call's idle clock restarts then.
+    void RetryScheduled(uint64_t generation, Duration delay) const;
+    // The worker returned `result` (`threw`: the tool raised; `stopped`: it stopped at a
+    // checkpoint after a cancel). `task_id` names the task whose work it was, or is empty.
+    void Returned(uint64_t generation, std::string task_id, Json result, bool threw,
+                  bool stopped) const;
+    // A task's work was settled while queued: its job never ran the tool.
+    void NeverStarted(std::string task_id) const;
+
+   private:
+    template <typename Fn>
+    void Post(Fn fn) const;
+
+    EventLoop* loop_;
+    std::weak_ptr<CallInbox> inbox_;
+  };
+
+ private:
+  EventLoop& loop_;
+  RequestCoordinator& coordinator_;
+  ClientLog& log_;
+  TaskManager* tasks_;
+};
+
+}  // namespace keel

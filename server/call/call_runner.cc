@@ -1,0 +1,205 @@
+#include "server/call/call_runner.h"
+
+#include <random>
+
+#include <spdlog/spdlog.h>
+
+namespace keel {
+namespace {
+
+// The answer to a write-class call while the kill switch is on: nothing ran.
+Json KillSwitchResult(const Tool& tool) {
+  const std::string& name = tool.spec().name;
+  return ErrorResult(
+      "Writes are blocked: keel's kill switch is on, so '" + name +
+          "' did not run and changed nothing. Reads still work. An operator turns it off with "
+          "`keel admin block-writes off`.",
+      Json{{"type", "kill_switch"},
+           {"tool", name},
+           {"effect", std::string(EffectClassName(tool.spec().effect))}});
+}
+
+uint64_t ThreadRandom() {
+  thread_local std::mt19937_64 engine{std::random_device{}()};
+  return engine();
+}
+
+// A failed call's answer names the call (keel's correlation id, as timeout answers do), so a
+// person can find it in the trace and the logs.
+void AddCorrelationId(Json& result, const std::string& correlation_id) {
+  if (!result.value("isError", false)) return;
+  const Json* error = StructuredErrorOf(result);
+  if (error == nullptr || error->contains("correlation_id")) return;
+  result["structuredContent"]["error"]["correlation_id"] = correlation_id;
+}
+
+// The breaker settings of a call: the policy's, in metrics_only mode when the call runs in
+// shadow mode (OPS-1: decisions recorded, none applied).
+BreakerSettings BreakerSettingsFor(const ToolPolicy& policy) {
+  BreakerSettings settings = policy.breaker;
+  if (policy.shadow && settings.mode == BreakerMode::kNormal) {
+    settings.mode = BreakerMode::kMetricsOnly;
+  }
+  return settings;
+}
+
+}  // namespace
+
+CallRunner::CallRunner(Options options, CallInbox::Port inbox)
+    : options_(std::move(options)),
+      inbox_(std::move(inbox)),
+      clock_(options_.clock != nullptr ? *options_.clock : steady_) {}
+
+WorkerPool::Job CallRunner::Job(Work work) {
+  const ToolSpec& spec = work.identity.tool->spec();
+  RetryCall call;
+  call.intent_id = work.identity.correlation_id;
+  call.effect = spec.effect;
+  call.has_idempotency_key = !work.identity.idempotency_key.empty();
+  call.backend = spec.backend_or_name();
+  call.budget = work.budget;
+  call.shadow = work.policy.shadow;
+  call.policy = work.policy;
+  call.call_deadline = clock_.Now() + work.max;
+  return [self = shared_from_this(), work = std::move(work), call = std::move(call)]() mutable {
+    self->Run(work, call);
+  };
+}
+
+bool CallRunner::WriteBlocked(const Tool& tool) const {
+  return IsWrite(tool.spec().effect) && options_.writes_blocked && options_.writes_blocked();
+}
+
+ToolContext CallRunner::ContextFor(Work& work) {
+  const uint64_t generation = work.generation;
+  ToolContext ctx(
+      std::move(work.arguments), work.control->token(),
+      [this, generation](double progress, std::optional<double> total, std::string text) {
+        inbox_.Progress(generation, progress, total, std::move(text));
+      });
+  ctx.set_log(
+      [this, generation, tool = work.identity.tool_name](LogLevel level, std::string message) {
+        inbox_.Log(generation, tool, level, std::move(message));
+      });
+  ctx.set_meta(std::move(work.meta));
+  ctx.set_key_components(work.identity.tool->spec().key_components);
+  ctx.set_identity(std::move(work.identity));
+  ctx.set_clock(&clock_);
+  return ctx;
+}
+
+void CallRunner::Run(Work& work, const RetryCall& call) {
+  // Cancelled, timed out or shut down while queued: it never runs, and the coordinator
+  // freed its slot already.
+  if (!work.control->TryStart()) {
+    if (!work.identity.task_id.empty()) inbox_.NeverStarted(work.identity.task_id);
+    return;
+  }
+  const uint64_t generation = work.generation;
+  Tool& tool = *work.identity.tool;
+  const CallTracer* tracer = work.tracer.get();
+  ToolContext ctx = ContextFor(work);
+  const CancellationToken token = work.control->token();
+  RetryExecutor::Deps deps;
+  deps.now = [this] { return clock_.Now(); };
+  deps.random = options_.random ? options_.random : ThreadRandom;
+  deps.wait = [token](TimePoint until) { return token.WaitUntil(until); };
+  deps.cancelled = [token] { return token.IsCancelled(); };
+  deps.budgets = &retry_budgets_;
+  const std::shared_ptr<CircuitBreaker> breaker =
+      breakers_.For(tool.spec().name, call.backend, BreakerSettingsFor(call.policy));
+  bool threw = false;
+  bool stopped = false;
+  RetryOutcome outcome = RetryExecutor::Run(
+      call, deps,
+      [&](const AttemptInfo& info) {
+        ctx.set_deadline(info.deadline);
+        ctx.set_attempt(info.attempt, info.attempt_id);
+        AttemptOutcome attempt = GuardedAttempt(tool, ctx, *breaker, tracer, info);
+        threw = attempt.threw;
+        stopped = attempt.stopped;
+        return AttemptResult(std::move(attempt.result), std::move(attempt.failure));
+      },
+      [&](const RetryEvent& event) {
+        if (tracer != nullptr) tracer->Retry(event);
+        if (event.kind != RetryEvent::Kind::kRetryScheduled) return;
+        inbox_.RetryScheduled(generation, Millis(event.decision.delay_ms));
+      });
+  Json result = std::move(outcome.result);
+  AddCorrelationId(result, call.intent_id);
+  inbox_.Returned(generation, ctx.identity().task_id, std::move(result), threw,
+                  stopped || outcome.cancelled);
+}
+
+AttemptOutcome CallRunner::GuardedAttempt(Tool& tool, ToolContext& ctx, CircuitBreaker& breaker,
+                                          const CallTracer* tracer, const AttemptInfo& info) {
+  const ToolSpec& spec = tool.spec();
+  const BreakerPermit permit = breaker.Acquire();
+  if (!permit.admitted) {
+    // CB-2: rejected without touching the backend; a read falls back to its last good result.
+    const CircuitRejection rejection{std::string(BreakerStateName(permit.state)),
+                                     spec.backend_or_name(), permit.retry_after_ms.value_or(0),
+                                     BreakerIncidentId(spec.backend_or_name(), permit.generation)};
+    std::optional<CachedResult> cached;
+    if (!IsWrite(spec.effect)) cached = last_good_.Get(spec.name, ctx.arguments());
+    AttemptOutcome rejected =
+        ClassifyAttempt(DegradedAnswer(spec, rejection, cached, WallClockMs()), false, false);
+    if (tracer != nullptr) tracer->Breaker("breaker.rejected", info, permit, breaker.Snapshot());
+    return rejected;
+  }
+  if (permit.would_reject && tracer != nullptr) {
+    tracer->Breaker("breaker.would_have", info, permit, breaker.Snapshot());
+  }
+  const TimePoint start = clock_.Now();
+  AttemptOutcome attempt = RunAttempt(tool, ctx, tracer, info, permit);
+  // A transition this result causes is traced once, by this call: the generation moves
+  // inside Record. (Open -> half-open happens in Acquire and shows as probe attempts.)
+  const uint64_t generation_before = tracer != nullptr ? breaker.Snapshot().generation : 0;
+  breaker.Record(permit, BreakerOutcomeOf(attempt), clock_.Now() - start);
+  if (tracer != nullptr) {
+    const BreakerSnapshot after = breaker.Snapshot();
+    if (after.generation != generation_before) {
+      tracer->Breaker("breaker.state", info, permit, after);
+    }
+  }
+  if (!IsWrite(spec.effect) && !attempt.stopped && !attempt.is_error()) {
+    last_good_.Put(spec.name, ctx.arguments(), attempt.result, WallClockMs());
+  }
+  return attempt;
+}
+
+AttemptOutcome CallRunner::RunAttempt(Tool& tool, ToolContext& ctx, const CallTracer* tracer,
+                                      const AttemptInfo& info, const BreakerPermit& permit) {
+  std::string span;
+  TimePoint start;
+  if (tracer != nullptr) {
+    start = clock_.Now();
+    span = tracer->AttemptStart(info, &permit);
+  }
+  Json result;
+  bool threw = false;
+  bool stopped = false;
+  try {
+    result = WriteBlocked(tool) ? KillSwitchResult(tool) : tool.Call(ctx);
+  } catch (const CallCancelled&) {
+    result = TextResult("cancelled");  // the call settled already; this is dropped
+    stopped = true;
+  } catch (const std::exception& e) {
+    spdlog::error("tool '{}' threw: {}", tool.spec().name, e.what());
+    result = ErrorResult("Internal error in tool '" + tool.spec().name + "'",
+                         Json{{"type", "internal_error"}});
+    threw = true;
+  }
+  // Every tool's result passes here first: nothing below may copy or encode a value nested
+  // deeper than keel can recurse (bounded_json.h).
+  AttemptOutcome attempt =
+      ClassifyAttempt(BoundedResult(std::move(result), tool.spec().name), threw, stopped);
+  if (tracer != nullptr) {
+    const double elapsed_ms =
+        std::chrono::duration<double, std::milli>(clock_.Now() - start).count();
+    tracer->AttemptEnd(span, info, attempt, elapsed_ms);
+  }
+  return attempt;
+}
+
+}  // namespace keel

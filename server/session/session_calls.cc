@@ -1,0 +1,99 @@
+// The Session's side of calls: admitting a parsed tools/call (Admit, admission.h), answering a
+// refusal, handing admitted work to the CallRunner through the pool, and keeping each live
+// call's tracer (OBS-1) from its start to its settle. The worker side is the CallRunner's.
+#include "server/session/session.h"
+
+namespace keel {
+
+void Session::AdmitCall(const Json& id, Tool& tool, Json arguments, Json meta,
+                        Json progress_token) {
+  const ToolSpec& spec = tool.spec();
+  std::variant<Refusal, AdmittedCall> admission =
+      Admit(AdmitAs::kCall, tool, arguments, meta, AdmissionNow());
+  if (const Refusal* refusal = std::get_if<Refusal>(&admission)) {
+    if (refusal->reason == Refusal::Reason::kServerBusy) {
+      client_log_.Log(LogLevel::kWarning, "keel",
+                      Json{{"event", "server_busy"}, {"tool", spec.name}});
+    }
+    return SendRefusal(id, spec, *refusal);
+  }
+  AdmittedCall& call = std::get<AdmittedCall>(admission);
+  call.identity.request_id = id;
+  if (spec.runs_on_loop) {
+    ToolContext ctx(std::move(arguments), CancellationToken(), nullptr);
+    ctx.set_meta(std::move(meta));
+    ctx.set_identity(std::move(call.identity));
+    return Reply(id, ForOutputSchema(spec, BoundedResult(tool.Call(ctx), spec.name)));
+  }
+  const CallLimits limits{Millis(call.policy.timeouts.idle_ms),
+                          Millis(call.policy.timeouts.max_ms)};
+  HandToPool(coordinator_.Begin(std::move(call.identity), std::move(progress_token), limits),
+             std::move(call.policy), limits.max, std::move(arguments), std::move(meta));
+}
+
+AdmissionState Session::AdmissionNow() {
+  AdmissionState state;
+  state.shutting_down = shutting_down_;
+  state.max_inflight = options_.max_inflight;
+  state.max_tasks = options_.tasks.max_tasks;
+  state.at_capacity = [this] { return AtCapacity(); };
+  state.tasks_at_limit = [this] { return tasks_->AtLimit(); };
+  state.policy = policy_.get();
+  state.shadow = options_.shadow;
+  return state;
+}
+
+bool Session::AtCapacity() {
+  if (!coordinator_.AtCapacity()) return false;
+  // Calls that already finished may only be waiting in the mailbox: a client that
+  // pipelines many quick calls must not be refused for results not yet collected.
+  SubmitHeldCalls();
+  loop_.RunPosted();
+  return coordinator_.AtCapacity();
+}
+
+void Session::SendRefusal(const Json& id, const ToolSpec& spec, const Refusal& refusal) {
+  if (refusal.as_result) {
+    return Reply(id, ForOutputSchema(spec, ErrorResult(refusal.text, refusal.error)));
+  }
+  sink_.SendResponse(EncodeError(id, refusal.code, refusal.text, refusal.error));
+}
+
+void Session::HandToPool(RequestCoordinator::Admitted admitted, ToolPolicy policy, Duration max,
+                         Json arguments, Json meta) {
+  CallRunner::Work work;
+  work.generation = admitted.generation;
+  work.tracer = TraceCallStart(admitted, meta, arguments);
+  work.budget = policy_->RetryBudgetFor(admitted.identity.tool->spec().backend_or_name());
+  work.control = std::move(admitted.control);
+  work.identity = std::move(admitted.identity);
+  work.policy = std::move(policy);
+  work.max = max;
+  work.arguments = std::move(arguments);
+  work.meta = std::move(meta);
+  unsubmitted_.push_back(runner_->Job(std::move(work)));
+  if (unsubmitted_.size() >= kMaxHeldCalls) SubmitHeldCalls();
+}
+
+std::shared_ptr<const CallTracer> Session::TraceCallStart(
+    const RequestCoordinator::Admitted& admitted, const Json& meta, const Json& arguments) {
+  if (options_.trace == nullptr) return nullptr;
+  CallTracer::StartInfo info;
+  info.protocol_version = protocol_version_;
+  if (policy_) info.policy_version = policy_->version;
+  info.with_arguments = options_.trace_arguments;
+  info.now = loop_.clock().Now();
+  std::shared_ptr<const CallTracer> tracer =
+      CallTracer::Start(*options_.trace, admitted.identity, meta, arguments, info);
+  traces_[admitted.generation] = tracer;
+  return tracer;
+}
+
+void Session::TraceCallEnd(uint64_t generation, CallState state, const std::string& reason) {
+  const auto it = traces_.find(generation);
+  if (it == traces_.end()) return;
+  it->second->End(state, reason, loop_.clock().Now());
+  traces_.erase(it);
+}
+
+}  // namespace keel
