@@ -102,7 +102,7 @@ TEST_CASE("admission checks the arguments, then the approval, then shutdown, the
 }
 
 TEST_CASE(
-    "a task creation refuses an invalid key and too many tasks; a call leaves the key "
+    "a task creation refuses an invalid key and too many tasks, a call leaves the key "
     "to its tool",
     "[call][admission]") {
   Server server;
@@ -128,7 +128,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "an admitted call carries its scoped key and its effective policy; a runs_on_loop "
+    "an admitted call carries its scoped key and its effective policy, and a runs_on_loop "
     "call is admitted at capacity",
     "[call][admission]") {
   Server server;

@@ -54,7 +54,7 @@ TEST_CASE("only backend_ followed by a status names a backend status", "[call][a
 }
 
 TEST_CASE(
-    "a tool that threw is a breaker failure; one stopped by a cancel tells the breaker "
+    "a tool that threw is a breaker failure, one stopped by a cancel tells the breaker "
     "nothing",
     "[call][attempt]") {
   const AttemptOutcome threw =
