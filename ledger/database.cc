@@ -26,10 +26,11 @@ void WarnIfWalResetBug() {
   static std::once_flag once;
   std::call_once(once, [] {
     if (Database::HasWalResetBug(sqlite3_libversion_number())) {
-      spdlog::info("SQLite {} has the WAL-reset bug (3.7.0-3.51.2; fixed in 3.51.3, 3.50.7, "
-                   "3.44.6): two connections checkpointing and writing at once can corrupt the "
-                   "database; upgrade libsqlite3",
-                   sqlite3_libversion());
+      spdlog::info(
+          "SQLite {} has the WAL-reset bug (3.7.0-3.51.2; fixed in 3.51.3, 3.50.7, "
+          "3.44.6): two connections checkpointing and writing at once can corrupt the "
+          "database; upgrade libsqlite3",
+          sqlite3_libversion());
     }
   });
 }

@@ -157,8 +157,10 @@ std::optional<MutationLedger::Outcome> MutationLedger::AnswerFinished(
   Outcome out;
   if (row->fingerprint != fingerprint) {
     out.status = Status::kMismatch;
-    out.error = "idempotency key '" + row->key + "' was already used with different arguments "
-                "for tool '" + row->tool + "'";
+    out.error = "idempotency key '" + row->key +
+                "' was already used with different arguments "
+                "for tool '" +
+                row->tool + "'";
   } else {
     out.status = Status::kReplayed;
     out.result = row->result;

@@ -88,11 +88,11 @@ struct LedgerRecord {
   // mismatches of a finished key are answered from a plain read and not counted: a replay
   // costs no write and no fsync.
   int64_t attempts = 0;
-  int64_t executions = 0;      // times the effect ran
-  std::string operation_id;    // the backend's id for the effect, when it gave one
-  int64_t created_ms = 0;      // wall-clock milliseconds since the Unix epoch
+  int64_t executions = 0;    // times the effect ran
+  std::string operation_id;  // the backend's id for the effect, when it gave one
+  int64_t created_ms = 0;    // wall-clock milliseconds since the Unix epoch
   int64_t updated_ms = 0;
-  int64_t expires_ms = 0;      // 0: never (non-terminal rows)
+  int64_t expires_ms = 0;  // 0: never (non-terminal rows)
   // The claim's process run; nullopt: none recorded (an in-database effect, an effect that
   // is not a local process, or a claim written before schema version 5).
   std::optional<LedgerAttempt> attempt;
@@ -100,19 +100,19 @@ struct LedgerRecord {
 
 // What an in-database effect returns from inside the ledger's transaction.
 struct EffectOutcome {
-  Json result;              // the CallToolResult to store and return
-  bool failed = false;      // a terminal failure (stored as `failed`, replayed as such)
-  bool transient = false;   // nothing is stored: the transaction rolls back, a retry runs
+  Json result;             // the CallToolResult to store and return
+  bool failed = false;     // a terminal failure (stored as `failed`, replayed as such)
+  bool transient = false;  // nothing is stored: the transaction rolls back, a retry runs
   std::string operation_id;
 };
 
 class MutationLedger {
  public:
   struct Options {
-    std::string owner;                         // unique per process, e.g. "keel-<pid>-<random>"
-    int64_t ttl_ms = 24LL * 3600 * 1000;       // terminal rows kept this long
-    int64_t lease_ms = 60000;                  // a remote claim is live this long
-    std::function<int64_t()> now_ms;           // wall clock; null = system_clock
+    std::string owner;                    // unique per process, e.g. "keel-<pid>-<random>"
+    int64_t ttl_ms = 24LL * 3600 * 1000;  // terminal rows kept this long
+    int64_t lease_ms = 60000;             // a remote claim is live this long
+    std::function<int64_t()> now_ms;      // wall clock; null = system_clock
     // Shared by the ledgers of one process: writers queue on it (up to their wait budget)
     // before BEGIN IMMEDIATE (see WriterGate). Null: none.
     WriterGate* writer = nullptr;
@@ -130,8 +130,8 @@ class MutationLedger {
 
   struct Outcome {
     Status status = Status::kError;
-    Json result;              // kExecuted (RunInDatabase) and kReplayed
-    LedgerRecord record;      // the row as it stands after the call (when there is one)
+    Json result;          // kExecuted (RunInDatabase) and kReplayed
+    LedgerRecord record;  // the row as it stands after the call (when there is one)
     int64_t retry_after_ms = 0;
     std::string error;
   };

@@ -66,11 +66,11 @@ struct TaskRecord {
   int64_t updated_ms = 0;
   std::optional<int64_t> ttl_ms;  // nullopt: unlimited
   int64_t poll_interval_ms = 1000;
-  Json request;  // the tools/call params as received: {name, arguments, _meta?}
+  Json request;                 // the tools/call params as received: {name, arguments, _meta?}
   std::string idempotency_key;  // empty: none
   std::string fingerprint;      // of (tool, arguments); empty without a key
-  Json result;  // completed/failed: the CallToolResult; null otherwise
-  Json error;   // failed with a JSON-RPC error: {code, message, data?}; null otherwise
+  Json result;                  // completed/failed: the CallToolResult; null otherwise
+  Json error;  // failed with a JSON-RPC error: {code, message, data?}; null otherwise
   CancelPhase cancel_phase = CancelPhase::kNone;
   Json late_outcome;  // kFinishedAfterCancel: what the work returned; null otherwise
   std::string owner;  // the keel process running it ("keel-<pid>-<random>")

@@ -67,7 +67,8 @@ DecodeResult DecodeLine(std::string_view line) {
     id = *id_it;
   }
   const auto version = root.find("jsonrpc");
-  if (version == root.end() || !version->is_string() || version->get_ref<const std::string&>() != "2.0") {
+  if (version == root.end() || !version->is_string() ||
+      version->get_ref<const std::string&>() != "2.0") {
     return Invalid("Invalid Request: \"jsonrpc\" must be \"2.0\"", id);
   }
 

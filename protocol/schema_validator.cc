@@ -29,20 +29,30 @@ constexpr std::array<std::string_view, 7> kTypeNames = {"null",   "boolean", "ob
 
 const char* TypeName(const json& value) {
   switch (value.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::boolean: return "boolean";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::boolean:
+      return "boolean";
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "integer";
-    case json::value_t::number_float: return "number";
-    case json::value_t::string: return "string";
-    case json::value_t::array: return "array";
-    case json::value_t::object: return "object";
-    default: return "binary";
+    case json::value_t::number_unsigned:
+      return "integer";
+    case json::value_t::number_float:
+      return "number";
+    case json::value_t::string:
+      return "string";
+    case json::value_t::array:
+      return "array";
+    case json::value_t::object:
+      return "object";
+    default:
+      return "binary";
   }
 }
 
 // Never throws on invalid UTF-8 (dump's default would), since messages end up in JSON responses.
-std::string Dump(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string Dump(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 // A string made safe to print: control characters escaped, invalid UTF-8 replaced, no quotes.
 std::string Printable(const std::string& text) {
@@ -69,14 +79,16 @@ std::string Preview(const json& value) {
   std::string text = Dump(value);
   if (text.size() <= kPreviewChars) return text;
   std::size_t cut = kPreviewChars;
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // keep UTF-8 whole
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+    --cut;  // keep UTF-8 whole
   return text.substr(0, cut) + "...";
 }
 
 std::string ChildPath(const std::string& parent, const std::string& name) {
   bool plain = !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
     // ASCII only, deliberately not std::isalnum: paths must not depend on the process locale.
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
   });
   return plain ? parent + "." + name : parent + "[" + Dump(json(name)) + "]";
 }
@@ -93,8 +105,10 @@ template <typename Int>
 std::partial_ordering CompareToDouble(Int value, double d) {
   if (std::isnan(d)) return std::partial_ordering::unordered;
   const double whole = std::floor(d);
-  if (whole < static_cast<double>(std::numeric_limits<Int>::min())) return std::partial_ordering::greater;
-  if (whole >= std::ldexp(1.0, std::numeric_limits<Int>::digits)) return std::partial_ordering::less;
+  if (whole < static_cast<double>(std::numeric_limits<Int>::min()))
+    return std::partial_ordering::greater;
+  if (whole >= std::ldexp(1.0, std::numeric_limits<Int>::digits))
+    return std::partial_ordering::less;
   const auto truncated = static_cast<Int>(whole);
   if (value != truncated) return value <=> truncated;
   return whole == d ? std::partial_ordering::equivalent : std::partial_ordering::less;
@@ -112,11 +126,16 @@ std::partial_ordering CompareNumbers(const json& a, const json& b) {
       [](auto x, auto y) -> std::partial_ordering {
         constexpr bool kXIsDouble = std::is_same_v<decltype(x), double>;
         constexpr bool kYIsDouble = std::is_same_v<decltype(y), double>;
-        if constexpr (kXIsDouble && kYIsDouble) return x <=> y;
-        else if constexpr (kYIsDouble) return CompareToDouble(x, y);
-        else if constexpr (kXIsDouble) return 0 <=> CompareToDouble(y, x);
-        else if (std::cmp_equal(x, y)) return std::partial_ordering::equivalent;
-        else return std::cmp_less(x, y) ? std::partial_ordering::less : std::partial_ordering::greater;
+        if constexpr (kXIsDouble && kYIsDouble)
+          return x <=> y;
+        else if constexpr (kYIsDouble)
+          return CompareToDouble(x, y);
+        else if constexpr (kXIsDouble)
+          return 0 <=> CompareToDouble(y, x);
+        else if (std::cmp_equal(x, y))
+          return std::partial_ordering::equivalent;
+        else
+          return std::cmp_less(x, y) ? std::partial_ordering::less : std::partial_ordering::greater;
       },
       as_number(a), as_number(b));
 }
@@ -205,33 +224,36 @@ std::optional<std::string> CheckRef(const json& value, const json& root) {
     if (next == target->end() || !next->is_string()) break;
     target = ResolveRef(root, next->get<std::string>());
     if (target == nullptr) break;  // reported where that $ref is
-    if (!seen.insert(target).second) return "the references from " + Preview(value) + " form a cycle";
+    if (!seen.insert(target).second)
+      return "the references from " + Preview(value) + " form a cycle";
   }
   return std::nullopt;
 }
 
 std::optional<std::string> CheckTypeKeyword(const json& value) {
   auto known = [](const json& name) {
-    return name.is_string() &&
-           std::find(kTypeNames.begin(), kTypeNames.end(), name.get<std::string>()) != kTypeNames.end();
+    return name.is_string() && std::find(kTypeNames.begin(), kTypeNames.end(),
+                                         name.get<std::string>()) != kTypeNames.end();
   };
   if (value.is_string()) {
     if (known(value)) return std::nullopt;
     return "unknown type " + Preview(value);
   }
-  if (!value.is_array() || value.empty()) return "must be a type name or a non-empty array of type names";
+  if (!value.is_array() || value.empty())
+    return "must be a type name or a non-empty array of type names";
   std::set<std::string> seen;
   for (const json& name : value) {
     if (!known(name)) return "unknown type " + Preview(name);
-    if (!seen.insert(name.get<std::string>()).second) return "lists type " + Preview(name) + " twice";
+    if (!seen.insert(name.get<std::string>()).second)
+      return "lists type " + Preview(name) + " twice";
   }
   return std::nullopt;
 }
 
 // Returns a problem with the keyword's value (without location), or nullopt; nested schemas are
 // checked by CheckSchema and return complete messages through `nested`.
-std::optional<std::string> CheckKeyword(const std::string& key, const json& value, const std::string& at,
-                                        int depth, const CheckState& state,
+std::optional<std::string> CheckKeyword(const std::string& key, const json& value,
+                                        const std::string& at, int depth, const CheckState& state,
                                         std::optional<std::string>& nested) {
   const std::string got = std::string(", got ") + TypeName(value);
   if (key == "type") return CheckTypeKeyword(value);
@@ -291,7 +313,8 @@ std::optional<std::string> CheckSchema(const json& schema, const std::string& po
   for (const auto& [key, value] : schema.items()) {
     const std::string at = PointerChild(pointer, key);
     std::optional<std::string> nested;
-    if (auto problem = CheckKeyword(key, value, at, depth, state, nested)) return at + ": " + *problem;
+    if (auto problem = CheckKeyword(key, value, at, depth, state, nested))
+      return at + ": " + *problem;
     if (nested) return nested;
   }
   return std::nullopt;
@@ -329,13 +352,15 @@ std::optional<std::string> ValidateNumber(const json& schema, const json& instan
 }
 
 // Applies a min/max pair of count keywords, e.g. "string has 5 characters, more than maxLength 4".
-std::optional<std::string> CheckCount(const json& schema, const char* min_keyword, const char* max_keyword,
-                                      std::uint64_t count, const std::string& description,
-                                      const std::string& path) {
-  if (auto it = schema.find(min_keyword); it != schema.end() && CompareNumbers(json(count), *it) < 0) {
+std::optional<std::string> CheckCount(const json& schema, const char* min_keyword,
+                                      const char* max_keyword, std::uint64_t count,
+                                      const std::string& description, const std::string& path) {
+  if (auto it = schema.find(min_keyword);
+      it != schema.end() && CompareNumbers(json(count), *it) < 0) {
     return path + ": " + description + ", fewer than " + min_keyword + " " + Preview(*it);
   }
-  if (auto it = schema.find(max_keyword); it != schema.end() && CompareNumbers(json(count), *it) > 0) {
+  if (auto it = schema.find(max_keyword);
+      it != schema.end() && CompareNumbers(json(count), *it) > 0) {
     return path + ": " + description + ", more than " + max_keyword + " " + Preview(*it);
   }
   return std::nullopt;
@@ -345,8 +370,10 @@ std::optional<std::string> ValidateString(const json& schema, const json& instan
                                           const std::string& path) {
   const auto& text = instance.get_ref<const std::string&>();
   // Code points = bytes that do not continue a UTF-8 sequence.
-  const auto length = static_cast<std::uint64_t>(std::count_if(
-      text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  const auto length =
+      static_cast<std::uint64_t>(std::count_if(text.begin(), text.end(), [](char c) {
+        return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+      }));
   const std::string description =
       "string has " + std::to_string(length) + (length == 1 ? " character" : " characters");
   return CheckCount(schema, "minLength", "maxLength", length, description, path);
@@ -356,10 +383,12 @@ std::optional<std::string> ValidateArray(const json& root, const json& schema, c
                                          const std::string& path, int depth) {
   const std::string count =
       "array has " + std::to_string(instance.size()) + (instance.size() == 1 ? " item" : " items");
-  if (auto error = CheckCount(schema, "minItems", "maxItems", instance.size(), count, path)) return error;
+  if (auto error = CheckCount(schema, "minItems", "maxItems", instance.size(), count, path))
+    return error;
   auto items = schema.find("items");
   if (items == schema.end()) return std::nullopt;
-  const std::size_t checked = items->is_array() ? std::min(items->size(), instance.size()) : instance.size();
+  const std::size_t checked =
+      items->is_array() ? std::min(items->size(), instance.size()) : instance.size();
   for (std::size_t i = 0; i < checked; ++i) {
     const json& item_schema = items->is_array() ? (*items)[i] : *items;
     const std::string item_path = path + "[" + std::to_string(i) + "]";
@@ -368,8 +397,9 @@ std::optional<std::string> ValidateArray(const json& root, const json& schema, c
   return std::nullopt;
 }
 
-std::optional<std::string> ValidateObject(const json& root, const json& schema, const json& instance,
-                                          const std::string& path, int depth) {
+std::optional<std::string> ValidateObject(const json& root, const json& schema,
+                                          const json& instance, const std::string& path,
+                                          int depth) {
   if (auto required = schema.find("required"); required != schema.end()) {
     for (const json& name : *required) {
       if (!instance.contains(name.get<std::string>())) {
@@ -383,7 +413,8 @@ std::optional<std::string> ValidateObject(const json& root, const json& schema, 
   for (const auto& [name, property_schema] : properties.items()) {
     auto value = instance.find(name);
     if (value == instance.end()) continue;
-    if (auto error = Validate(root, property_schema, *value, ChildPath(path, name), depth + 1)) return error;
+    if (auto error = Validate(root, property_schema, *value, ChildPath(path, name), depth + 1))
+      return error;
   }
   auto additional = schema.find("additionalProperties");
   if (additional == schema.end()) return std::nullopt;
@@ -392,7 +423,8 @@ std::optional<std::string> ValidateObject(const json& root, const json& schema, 
     if (additional->is_boolean() && !additional->get<bool>()) {
       return path + ": unexpected property '" + Printable(name) + "'";
     }
-    if (auto error = Validate(root, *additional, value, ChildPath(path, name), depth + 1)) return error;
+    if (auto error = Validate(root, *additional, value, ChildPath(path, name), depth + 1))
+      return error;
   }
   return std::nullopt;
 }
@@ -418,11 +450,13 @@ std::optional<std::string> Validate(const json& root, const json& schema, const 
     });
     if (!matched) {
       std::string expected;
-      for (const json& name : types) expected += (expected.empty() ? "" : " or ") + name.get<std::string>();
+      for (const json& name : types)
+        expected += (expected.empty() ? "" : " or ") + name.get<std::string>();
       return path + ": expected " + expected + ", got " + TypeName(instance);
     }
   }
-  if (auto constant = schema.find("const"); constant != schema.end() && !JsonEqual(instance, *constant, 0)) {
+  if (auto constant = schema.find("const");
+      constant != schema.end() && !JsonEqual(instance, *constant, 0)) {
     return path + ": " + Preview(instance) + " is not equal to " + Preview(*constant);
   }
   if (auto options = schema.find("enum"); options != schema.end()) {

@@ -1,7 +1,7 @@
 #pragma once
 // Schema validator: checks a tool call's `arguments` against the tool's `inputSchema`, a small
-// subset of JSON Schema (draft 7 semantics, but $ref as in 2020-12), and reports the first problem as one readable
-// message naming where it is ("arguments.tags[2]: expected string, got integer").
+// subset of JSON Schema (draft 7 semantics, but $ref as in 2020-12), and reports the first problem
+// as one readable message naming where it is ("arguments.tags[2]: expected string, got integer").
 //
 // Supported keywords:
 //   type (a name or an array of names: null, boolean, object, array, number, string, integer;
@@ -49,13 +49,15 @@ namespace keel {
 // "arguments: unexpected property 'foo'".
 // `root_name` is the name used for the root location ("arguments" by default). Properties are
 // appended as ".name", or as ["name"] when the name is not a plain identifier; items as "[i]".
-std::optional<std::string> ValidateSchema(const nlohmann::json& schema, const nlohmann::json& instance,
+std::optional<std::string> ValidateSchema(const nlohmann::json& schema,
+                                          const nlohmann::json& instance,
                                           const std::string& root_name = "arguments");
 
 // ValidateSchema for a schema that already passed CheckSchemaWellFormed (a registered tool's
 // inputSchema): the same answer, without re-checking the schema's shape on every call, which
 // used to cost more than the validation itself. Passing an unchecked schema is a caller bug.
-std::optional<std::string> ValidateCheckedSchema(const nlohmann::json& schema, const nlohmann::json& instance,
+std::optional<std::string> ValidateCheckedSchema(const nlohmann::json& schema,
+                                                 const nlohmann::json& instance,
                                                  const std::string& root_name = "arguments");
 
 // Checks that a schema uses only supported keywords with well-formed values (used when tools are

@@ -50,8 +50,8 @@ struct CliOptions {
   bool block_writes = false;
   // The resilience policy file (BUD-1); empty = the built-in policy. SIGHUP reloads it.
   std::string policy_file;
-  std::string catalog_file;  // empty: the built-in demo catalog
-  bool shadow = false;       // OPS-1 for every tool
+  std::string catalog_file;         // empty: the built-in demo catalog
+  bool shadow = false;              // OPS-1 for every tool
   std::vector<std::string> faults;  // --fault TOOL:KIND[=VALUE] (simulated backend)
   // `keel policy show [--previous]` / `keel policy check FILE`: instead of serving.
   std::string policy_command;  // "", "show" or "check"

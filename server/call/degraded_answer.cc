@@ -27,8 +27,8 @@ Json DegradedAnswer(const ToolSpec& spec, const CircuitRejection& rejection,
                           std::to_string(rejection.retry_after_ms) + " ms.";
   if (!IsWrite(spec.effect) && cached) {
     const int64_t age = std::max<int64_t>(0, now_ms - cached->stored_ms);
-    Json data = cached->result.contains("structuredContent") ? cached->result["structuredContent"]
-                                                              : Json();
+    Json data =
+        cached->result.contains("structuredContent") ? cached->result["structuredContent"] : Json();
     if (data.is_object() && data.contains("freshness")) data["freshness"] = "cached";
     Json structured = {{"freshness", "cached"},
                        {"cached_at", IsoTime(cached->stored_ms)},
@@ -55,8 +55,9 @@ Json DegradedAnswer(const ToolSpec& spec, const CircuitRejection& rejection,
     return ErrorResult(why + " Writes get no fallback: nothing was done.", error);
   }
   error["freshness"] = "absent";
-  return ErrorResult(why + " No earlier answer is known, so there is no data (freshness: "
-                           "absent). No write action was performed.",
+  return ErrorResult(why +
+                         " No earlier answer is known, so there is no data (freshness: "
+                         "absent). No write action was performed.",
                      error);
 }
 
@@ -78,8 +79,8 @@ void LastGoodResults::Put(const std::string& tool, const Json& arguments, Json r
     order_.pop_front();
   }
   order_.push_back(key);
-  entries_.emplace(std::move(key), Slot{CachedResult{std::move(result), now_ms},
-                                        std::prev(order_.end())});
+  entries_.emplace(std::move(key),
+                   Slot{CachedResult{std::move(result), now_ms}, std::prev(order_.end())});
 }
 
 std::optional<CachedResult> LastGoodResults::Get(const std::string& tool,

@@ -32,14 +32,14 @@
 namespace keel {
 
 struct CircuitRejection {
-  std::string state;     // the breaker's state, e.g. "open", "half_open", "forced_open"
+  std::string state;  // the breaker's state, e.g. "open", "half_open", "forced_open"
   std::string backend;
   int64_t retry_after_ms = 0;
   std::string incident;  // e.g. "cb-deployment-api-3": the breaker's scope and generation
 };
 
 struct CachedResult {
-  Json result;          // the CallToolResult as it was returned
+  Json result;            // the CallToolResult as it was returned
   int64_t stored_ms = 0;  // wall clock, ms since the epoch
 };
 

@@ -52,16 +52,14 @@ RequestCoordinator::~RequestCoordinator() {
   }
 }
 
-bool RequestCoordinator::InFlight(const Json& id) const {
-  return live_ids_.count(IdKey(id)) != 0;
-}
+bool RequestCoordinator::InFlight(const Json& id) const { return live_ids_.count(IdKey(id)) != 0; }
 
 std::string RequestCoordinator::CorrelationId(uint64_t generation) const {
   return options_.correlation_prefix + "-" + std::to_string(generation);
 }
 
-RequestCoordinator::Admitted RequestCoordinator::Begin(CallIdentity identity,
-                                                       Json progress_token, CallLimits limits) {
+RequestCoordinator::Admitted RequestCoordinator::Begin(CallIdentity identity, Json progress_token,
+                                                       CallLimits limits) {
   Entry entry;
   entry.id_key = IdKey(identity.request_id);
   entry.identity = std::move(identity);
@@ -71,9 +69,8 @@ RequestCoordinator::Admitted RequestCoordinator::Begin(CallIdentity identity,
 }
 
 RequestCoordinator::Admitted RequestCoordinator::BeginTask(CallIdentity identity,
-                                                           Json progress_token,
-                                                           Json progress_meta, CallLimits limits,
-                                                           SettleFn on_settle) {
+                                                           Json progress_token, Json progress_meta,
+                                                           CallLimits limits, SettleFn on_settle) {
   Entry entry;
   entry.identity = std::move(identity);
   entry.identity.request_id = nullptr;
@@ -158,8 +155,8 @@ void RequestCoordinator::RestartIdleClockAt(uint64_t generation, TimePoint attem
   entry->last_activity = std::max(entry->last_activity, attempt_at);
 }
 
-void RequestCoordinator::Progress(uint64_t generation, double progress,
-                                  std::optional<double> total, std::string message) {
+void RequestCoordinator::Progress(uint64_t generation, double progress, std::optional<double> total,
+                                  std::string message) {
   Entry* entry = Find(generation);
   if (entry == nullptr || entry->settlement.settled()) {
     ++stats_.late_progress_dropped;
@@ -229,8 +226,8 @@ void RequestCoordinator::MarkNeedsResync(uint64_t stream) {
   if (entry == nullptr || entry->needs_resync) return;
   entry->needs_resync = true;
   ++stats_.resyncs;
-  spdlog::info("request {} ({}): progress dropped for a slow client (needs_resync)",
-               entry->id_key, CorrelationId(stream));
+  spdlog::info("request {} ({}): progress dropped for a slow client (needs_resync)", entry->id_key,
+               CorrelationId(stream));
 }
 
 void RequestCoordinator::Settle(uint64_t generation, CallState state, std::string reason,
@@ -309,9 +306,12 @@ bool RequestCoordinator::Wanted(const Alarm& alarm) {
   const Entry* entry = Find(alarm.generation);
   if (entry == nullptr) return false;
   switch (alarm.what) {
-    case Due::kTimeout: return !entry->settlement.settled();
-    case Due::kProgressFlush: return !entry->settlement.settled();
-    case Due::kHoldCheck: return !entry->held;
+    case Due::kTimeout:
+      return !entry->settlement.settled();
+    case Due::kProgressFlush:
+      return !entry->settlement.settled();
+    case Due::kHoldCheck:
+      return !entry->held;
   }
   return false;
 }
@@ -350,11 +350,12 @@ void RequestCoordinator::RunDue() {
         if (entry->held) break;
         entry->held = true;  // settled, and its worker is still running
         ++stats_.held;
-        spdlog::warn("tool '{}' ({}) ignored cancellation: its worker is still busy {} ms "
-                     "after the call settled",
-                     entry->identity.tool_name, CorrelationId(alarm.generation),
-                     // The check was scheduled hold_after past the settle.
-                     ToMillis(now - (alarm.when - options_.hold_after)));
+        spdlog::warn(
+            "tool '{}' ({}) ignored cancellation: its worker is still busy {} ms "
+            "after the call settled",
+            entry->identity.tool_name, CorrelationId(alarm.generation),
+            // The check was scheduled hold_after past the settle.
+            ToMillis(now - (alarm.when - options_.hold_after)));
         if (on_held_) on_held_();
         break;
     }

@@ -20,8 +20,8 @@
 //     per request (the newest value wins; one left over is sent when the interval ends).
 //  6. Two clocks per call (TMO-1): idle (since acceptance, the last accepted progress, or
 //     the end of a retry's backoff: keel's own wait between attempts is not the tool
-//     going silent) and maximum (since acceptance; time queued counts; never reset). One deadline per
-//     call, min(last_progress + idle, accepted + max); when it passes, the call gets one
+//     going silent) and maximum (since acceptance; time queued counts; never reset). One deadline
+//     per call, min(last_progress + idle, accepted + max); when it passes, the call gets one
 //     isError result with structuredContent.error {type: "timeout", layer, elapsed_ms,
 //     limit_ms, correlation_id} and its work is cancelled as in 3-4.
 //  7. Time comes from the injected Clock; the owner arms one loop timer at NextDeadline()
@@ -78,14 +78,14 @@ class RequestCoordinator {
 
   // What was dropped or ignored, for tests, logs and traces.
   struct Stats {
-    uint64_t late_results_dropped = 0;   // a worker returned after its call settled
-    uint64_t late_progress_dropped = 0;  // progress for a settled or unknown call
-    uint64_t stale_progress_dropped = 0; // a value not above the last one
-    uint64_t ignored_cancels = 0;        // unknown, settled or malformed requestId
-    uint64_t never_started = 0;          // settled while queued: never ran
+    uint64_t late_results_dropped = 0;    // a worker returned after its call settled
+    uint64_t late_progress_dropped = 0;   // progress for a settled or unknown call
+    uint64_t stale_progress_dropped = 0;  // a value not above the last one
+    uint64_t ignored_cancels = 0;         // unknown, settled or malformed requestId
+    uint64_t never_started = 0;           // settled while queued: never ran
     uint64_t timeouts = 0;
-    uint64_t held = 0;                   // slots reported through on_held so far
-    uint64_t resyncs = 0;                // requests whose progress the sink dropped
+    uint64_t held = 0;     // slots reported through on_held so far
+    uint64_t resyncs = 0;  // requests whose progress the sink dropped
   };
 
   RequestCoordinator(OutputSink& sink, const Clock& clock, Options options);
@@ -166,7 +166,8 @@ class RequestCoordinator {
   void set_on_held(std::function<void()> fn) { on_held_ = std::move(fn); }
   void set_on_released(std::function<void()> fn) { on_released_ = std::move(fn); }
   // Every settle, as it happens (the trace): the generation, its terminal state and reason.
-  using SettledFn = std::function<void(uint64_t generation, CallState state, const std::string& reason)>;
+  using SettledFn =
+      std::function<void(uint64_t generation, CallState state, const std::string& reason)>;
   void set_on_settled(SettledFn fn) { on_settled_ = std::move(fn); }
   // Applied to every call's and task's result (its own or a timeout's) before it is sent or
   // handed to the task: the call (its Tool*) and the result, returning what to use.

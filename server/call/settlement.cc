@@ -22,21 +22,26 @@ void Report(std::string_view what) { g_handler.load()(what); }
 
 std::string_view CallStateName(CallState state) {
   switch (state) {
-    case CallState::kQueued: return "queued";
-    case CallState::kRunning: return "running";
-    case CallState::kCompleted: return "completed";
-    case CallState::kFailed: return "failed";
-    case CallState::kCancelled: return "cancelled";
-    case CallState::kTimedOut: return "timed_out";
-    case CallState::kShutDown: return "shut_down";
+    case CallState::kQueued:
+      return "queued";
+    case CallState::kRunning:
+      return "running";
+    case CallState::kCompleted:
+      return "completed";
+    case CallState::kFailed:
+      return "failed";
+    case CallState::kCancelled:
+      return "cancelled";
+    case CallState::kTimedOut:
+      return "timed_out";
+    case CallState::kShutDown:
+      return "shut_down";
   }
   return "unknown";
 }
 
 Settlement::Settlement(Settlement&& other) noexcept
-    : settled_(other.settled_),
-      state_(other.state_),
-      reason_(std::move(other.reason_)) {
+    : settled_(other.settled_), state_(other.state_), reason_(std::move(other.reason_)) {
   other.moved_from_ = true;
 }
 

@@ -29,8 +29,8 @@
 #include <nlohmann/json.hpp>
 
 #include "server/catalog/command_spec.h"
-#include "server/policy/policy_types.h"
 #include "server/catalog/tool.h"
+#include "server/policy/policy_types.h"
 
 namespace keel {
 

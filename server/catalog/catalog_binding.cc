@@ -58,7 +58,9 @@ CatalogLoad LoadCatalogFile(const std::string& path) {
     CatalogEntry& entry = load.catalog->tools[i];
     if (!entry.run) continue;
     const std::filesystem::path cwd(entry.run->cwd);
-    entry.run->cwd = (entry.run->cwd.empty() ? base : cwd.is_absolute() ? cwd : base / cwd)
+    entry.run->cwd = (entry.run->cwd.empty() ? base
+                      : cwd.is_absolute()    ? cwd
+                                             : base / cwd)
                          .lexically_normal()
                          .string();
     // What can be checked before the first call is checked now: a typo in a path is a
@@ -84,8 +86,7 @@ CatalogLoad LoadCatalogFile(const std::string& path) {
   return load;
 }
 
-BoundCatalog BindCatalog(const Catalog& catalog,
-                         std::vector<std::unique_ptr<Tool>> implementations,
+BoundCatalog BindCatalog(const Catalog& catalog, std::vector<std::unique_ptr<Tool>> implementations,
                          const CommandToolFactory& make_command) {
   std::map<std::string, size_t> by_name;  // into implementations; sorted for the message
   for (size_t i = 0; i < implementations.size(); ++i) {
@@ -98,11 +99,13 @@ BoundCatalog BindCatalog(const Catalog& catalog,
   for (size_t i = 0; i < catalog.tools.size(); ++i) {
     const CatalogEntry& entry = catalog.tools[i];
     if (entry.run) {
-      std::unique_ptr<Tool> tool = make_command ? make_command(SpecFor(entry), *entry.run) : nullptr;
+      std::unique_ptr<Tool> tool =
+          make_command ? make_command(SpecFor(entry), *entry.run) : nullptr;
       if (tool) {
         bound.tools.push_back(std::move(tool));
       } else {
-        bound.problems.push_back(Where(i, entry.name) + ".run: command tools are not available here");
+        bound.problems.push_back(Where(i, entry.name) +
+                                 ".run: command tools are not available here");
       }
       continue;
     }
@@ -110,15 +113,13 @@ BoundCatalog BindCatalog(const Catalog& catalog,
     std::unique_ptr<Tool>* impl = it == by_name.end() ? nullptr : &implementations[it->second];
     if (impl == nullptr || !*impl) {
       bound.problems.push_back(Where(i, entry.name) +
-                               ": keel has no implementation of that name (it has: " + known +
-                               ")");
+                               ": keel has no implementation of that name (it has: " + known + ")");
       continue;
     }
     if (IsWrite((*impl)->spec().effect) && !IsWrite(entry.effect)) {
       bound.problems.push_back(
           Where(i, entry.name) + ".effect: \"" + std::string(EffectClassName(entry.effect)) +
-          "\" but the tool writes (" +
-          std::string(EffectClassName((*impl)->spec().effect)) +
+          "\" but the tool writes (" + std::string(EffectClassName((*impl)->spec().effect)) +
           "): declaring it a read would let the kill switch and retries treat it as safe");
       continue;
     }

@@ -42,8 +42,7 @@ using CommandToolFactory =
     std::function<std::unique_ptr<Tool>(ToolSpec spec, const CommandSpec& command)>;
 
 // `implementations` are consumed: each ends in `tools` (wrapped) or in `unbound`.
-BoundCatalog BindCatalog(const Catalog& catalog,
-                         std::vector<std::unique_ptr<Tool>> implementations,
+BoundCatalog BindCatalog(const Catalog& catalog, std::vector<std::unique_ptr<Tool>> implementations,
                          const CommandToolFactory& make_command = nullptr);
 
 }  // namespace keel

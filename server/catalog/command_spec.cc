@@ -33,13 +33,16 @@ std::optional<std::vector<std::string>> ReadArgv(ObjectReader& reader, std::stri
                                                  Allowed allowed) {
   const Json* list = reader.Find(field);
   if (list == nullptr) {
-    reader.Problem(field, "is required: the program and its arguments, e.g. [\"./deploy\", "
-                          "\"restart\", \"{job_id}\"]");
+    reader.Problem(field,
+                   "is required: the program and its arguments, e.g. [\"./deploy\", "
+                   "\"restart\", \"{job_id}\"]");
     return std::nullopt;
   }
   if (!list->is_array() || list->empty()) {
-    reader.Problem(field, "must be a non-empty array of strings (an argv, never a shell "
-                          "string), got " + Shown(*list));
+    reader.Problem(field,
+                   "must be a non-empty array of strings (an argv, never a shell "
+                   "string), got " +
+                       Shown(*list));
     return std::nullopt;
   }
   const size_t before = reader.problem_count();
@@ -106,8 +109,8 @@ void ReadEnv(ObjectReader& run, CommandSpec& spec) {
         values.Problem(item.key(), "KEEL_ variables are set by keel for each call");
       } else if (!item.value().is_string() ||
                  item.value().get_ref<const std::string&>().find('\0') != std::string::npos) {
-        values.Problem(item.key(), "must be a string without NUL characters, got " +
-                                       Shown(item.value()));
+        values.Problem(item.key(),
+                       "must be a string without NUL characters, got " + Shown(item.value()));
       } else {
         spec.env_set[item.key()] = item.value().get<std::string>();
       }
@@ -132,9 +135,8 @@ void ReadExitCodes(ObjectReader& run, CommandSpec& spec) {
       codes.Problem(key, "must be an exit status from 1 to 255 (0 is always success)");
       continue;
     }
-    if (auto index = codes.Choice(key, {"not_sent", "rejected_transient", "rejected_permanent",
-                                        "ambiguous"},
-                                  true)) {
+    if (auto index = codes.Choice(
+            key, {"not_sent", "rejected_transient", "rejected_permanent", "ambiguous"}, true)) {
       spec.exit_codes[code] = kClasses[*index];
     }
   }
@@ -144,8 +146,10 @@ std::optional<CommandLookup> ReadLookup(ObjectReader& run, std::optional<EffectC
   const Json* object = run.Object("lookup");
   if (object == nullptr) return std::nullopt;
   if (effect && !IsWrite(*effect)) {
-    run.Problem("lookup", "applies to writes only (it tells whether a write happened); this "
-                          "tool's effect is " + std::string(EffectClassName(*effect)));
+    run.Problem("lookup",
+                "applies to writes only (it tells whether a write happened); this "
+                "tool's effect is " +
+                    std::string(EffectClassName(*effect)));
     return std::nullopt;
   }
   ObjectReader reader = run.Nested(*object, "lookup");
@@ -155,8 +159,9 @@ std::optional<CommandLookup> ReadLookup(ObjectReader& run, std::optional<EffectC
   auto argv = ReadArgv(reader, "command", [](const std::string& ref) {
     return ref == "idempotency_key"
                ? std::string()
-               : "{" + ref + "}: a lookup may reference {idempotency_key} only (it also runs "
-                             "at start-up, when only the key is known)";
+               : "{" + ref +
+                     "}: a lookup may reference {idempotency_key} only (it also runs "
+                     "at start-up, when only the key is known)";
   });
   if (argv) lookup.argv = std::move(*argv);
   if (auto v = reader.Integer("timeoutMs", 1, kMaxLookupTimeoutMs, false)) lookup.timeout_ms = *v;
@@ -167,8 +172,8 @@ std::optional<CommandLookup> ReadLookup(ObjectReader& run, std::optional<EffectC
 }  // namespace
 
 const std::vector<std::string>& DefaultPassedEnvironment() {
-  static const std::vector<std::string> names = {"PATH", "HOME",     "LANG", "LC_ALL",
-                                                 "TZ",   "TMPDIR",   "USER", "LOGNAME"};
+  static const std::vector<std::string> names = {"PATH", "HOME",   "LANG", "LC_ALL",
+                                                 "TZ",   "TMPDIR", "USER", "LOGNAME"};
   return names;
 }
 
@@ -247,7 +252,8 @@ std::optional<std::vector<std::string>> ExpandArgv(const std::vector<std::string
       }
       const std::string text = it->is_string() ? it->get<std::string>() : it->dump();
       if (text.find('\0') != std::string::npos) {
-        *problem = "the value of {" + name + "} contains a NUL character, which an argv "
+        *problem = "the value of {" + name +
+                   "} contains a NUL character, which an argv "
                    "element cannot carry";
         return std::nullopt;
       }
@@ -265,8 +271,8 @@ std::optional<CommandSpec> ReadRunSpec(ObjectReader& entry, const Json* input_sc
   if (object == nullptr) return std::nullopt;
   ObjectReader run = entry.Nested(*object, "run");
   const size_t before = run.problem_count();
-  run.OnlyFields({"command", "cwd", "env", "output", "exitCodes", "killGraceMs",
-                  "maxOutputBytes", "lookup"});
+  run.OnlyFields(
+      {"command", "cwd", "env", "output", "exitCodes", "killGraceMs", "maxOutputBytes", "lookup"});
   CommandSpec spec;
   const std::vector<std::string> required = RequiredOf(input_schema);
   const bool write = effect && IsWrite(*effect);
@@ -282,8 +288,9 @@ std::optional<CommandSpec> ReadRunSpec(ObjectReader& entry, const Json* input_sc
              "required argument idempotency_key)";
     }
     if (std::find(required.begin(), required.end(), ref) == required.end()) {
-      return "{" + ref + "} must name a property listed in inputSchema's \"required\" (every "
-                         "reference needs a value on every call)";
+      return "{" + ref +
+             "} must name a property listed in inputSchema's \"required\" (every "
+             "reference needs a value on every call)";
     }
     return std::string();
   });

@@ -26,7 +26,8 @@ Policy BuiltinPolicyWithTimeouts(int64_t idle_ms, int64_t max_ms) {
   Policy policy = DefaultPolicy();
   policy.defaults.timeouts.idle_ms = idle_ms;
   policy.defaults.timeouts.max_ms = max_ms;
-  policy.defaults.timeouts.attempt_ms = std::min<int64_t>(policy.defaults.timeouts.attempt_ms, max_ms);
+  policy.defaults.timeouts.attempt_ms =
+      std::min<int64_t>(policy.defaults.timeouts.attempt_ms, max_ms);
   return policy;
 }
 

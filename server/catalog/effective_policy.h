@@ -13,8 +13,8 @@
 // policy says so for the tool (or in its defaults).
 #pragma once
 
-#include "server/policy/policy.h"
 #include "server/catalog/tool.h"
+#include "server/policy/policy.h"
 
 namespace keel {
 

@@ -45,8 +45,8 @@ std::optional<std::string> ObjectReader::String(std::string_view field, bool req
 }
 
 std::optional<size_t> ObjectReader::Choice(std::string_view field,
-                                         std::initializer_list<std::string_view> choices,
-                                         bool required) {
+                                           std::initializer_list<std::string_view> choices,
+                                           bool required) {
   const Json* value = Find(field);
   if (value == nullptr) {
     if (required) Problem(field, "is required (one of " + Joined(choices) + ")");

@@ -7,9 +7,12 @@ namespace keel {
 
 std::string_view TaskSupportName(TaskSupport support) {
   switch (support) {
-    case TaskSupport::kForbidden: return "forbidden";
-    case TaskSupport::kOptional: return "optional";
-    case TaskSupport::kRequired: return "required";
+    case TaskSupport::kForbidden:
+      return "forbidden";
+    case TaskSupport::kOptional:
+      return "optional";
+    case TaskSupport::kRequired:
+      return "required";
   }
   return "forbidden";
 }

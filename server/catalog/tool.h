@@ -19,10 +19,10 @@
 
 #include "protocol/tool_result.h"
 #include "server/call/call_identity.h"
-#include "server/runtime/cancellation.h"
-#include "server/session/client_log.h"
-#include "server/runtime/clock.h"
 #include "server/policy/policy_types.h"
+#include "server/runtime/cancellation.h"
+#include "server/runtime/clock.h"
+#include "server/session/client_log.h"
 
 namespace keel {
 
@@ -47,8 +47,8 @@ struct ToolSpec {
 
   // From the tool catalog (server/catalog/catalog.h; docs/catalog.md). Built-in specs leave
   // them at their defaults until the catalog describes the tool.
-  Json output_schema;    // listed as outputSchema when not null
-  std::string backend;   // the retry budget's and breaker's scope; empty: the tool's name
+  Json output_schema;   // listed as outputSchema when not null
+  std::string backend;  // the retry budget's and breaker's scope; empty: the tool's name
   // OPS-3: calls need an `approval_id` argument, which becomes part of the idempotency key.
   bool approval_required = false;
   // The arguments that make a call's intent for idempotency; empty: all of them.
@@ -82,7 +82,9 @@ class ToolContext {
   using LogFn = std::function<void(LogLevel level, std::string message)>;
 
   ToolContext(Json arguments, CancellationToken token, ProgressFn progress)
-      : arguments_(std::move(arguments)), token_(std::move(token)), progress_(std::move(progress)) {}
+      : arguments_(std::move(arguments)),
+        token_(std::move(token)),
+        progress_(std::move(progress)) {}
 
   const Json& arguments() const { return arguments_; }
   // The arguments that make the call's intent for idempotency: all of them, or only the

@@ -91,7 +91,8 @@ std::unique_ptr<LedgerService> LedgerService::Open(Options options, std::string*
       break;
     case MigrateStatus::kNewerThanBinary:
       *error = "the database " + options.path + " was written by a newer keel (schema newer " +
-               "than version " + std::to_string(SchemaVersion()) + "); use that keel or another --db";
+               "than version " + std::to_string(SchemaVersion()) +
+               "); use that keel or another --db";
       *exit_code = kExitConfig;
       return nullptr;
     case MigrateStatus::kError:
@@ -135,8 +136,8 @@ MutationLedger::Options LedgerService::LedgerOptions() {
 Database& LedgerService::Db() { return *ForThisThread().db; }
 MutationLedger& LedgerService::Ledger() { return *ForThisThread().ledger; }
 
-Json LedgerService::RunKeyed(const std::string& tool, const std::string& key,
-                             const Json& arguments, std::chrono::milliseconds wait,
+Json LedgerService::RunKeyed(const std::string& tool, const std::string& key, const Json& arguments,
+                             std::chrono::milliseconds wait,
                              const std::function<EffectOutcome(Database&)>& effect) {
   const std::string fingerprint = Fingerprint(tool, arguments);
   MutationLedger::Outcome outcome = Ledger().RunInDatabase(tool, key, fingerprint, wait, effect);
@@ -165,9 +166,12 @@ Json LedgerAnswer(MutationLedger::Outcome outcome, const std::string& tool,
       return MarkReplay(std::move(outcome.result), outcome.record);
     case MutationLedger::Status::kMismatch:
       return KeyError("idempotency_key_mismatch",
-                      "Idempotency key '" + key + "' was already used with different arguments "
-                      "for tool '" + tool + "'; nothing was executed. Use a new key for a new "
-                      "intent, or repeat the original arguments to get the original result.",
+                      "Idempotency key '" + key +
+                          "' was already used with different arguments "
+                          "for tool '" +
+                          tool +
+                          "'; nothing was executed. Use a new key for a new "
+                          "intent, or repeat the original arguments to get the original result.",
                       tool, key);
     case MutationLedger::Status::kInProgress:
       return KeyError("idempotency_in_progress",

@@ -33,16 +33,15 @@ using Json = nlohmann::json;
 class LedgerService {
  public:
   struct Options {
-    std::string path;                    // the database file
+    std::string path;                     // the database file
     int64_t ttl_ms = 24LL * 3600 * 1000;  // --idempotency-ttl
-    std::string owner;                   // unique per process
+    std::string owner;                    // unique per process
   };
 
   // Opens, checks and migrates the file. On failure returns null with *error set and
   // *exit_code 73 (cannot open or create; a second hard link; not writable; damaged pages:
   // see DatabaseCheck) or 78 (written by a newer keel, or a migration failed).
-  static std::unique_ptr<LedgerService> Open(Options options, std::string* error,
-                                             int* exit_code);
+  static std::unique_ptr<LedgerService> Open(Options options, std::string* error, int* exit_code);
 
   // This thread's connection and ledger, opened on first use. Throws SqliteError if the
   // file cannot be opened any more.
@@ -79,7 +78,6 @@ class LedgerService {
 // the result of kExecuted, a replay marked in `_meta`, or an isError result naming the key
 // (idempotency_key_mismatch, idempotency_in_progress, needs_reconciliation, ledger_busy,
 // ledger_error, and stored_result_unreadable for a replay whose stored result reads as null).
-Json LedgerAnswer(MutationLedger::Outcome outcome, const std::string& tool,
-                  const std::string& key);
+Json LedgerAnswer(MutationLedger::Outcome outcome, const std::string& tool, const std::string& key);
 
 }  // namespace keel

@@ -39,9 +39,10 @@ Json MarkReconciled(Json result) {
 
 void Warn(bool recorded, const RemoteWriteCall& call, const char* what) {
   if (!recorded) {
-    spdlog::warn("{} key '{}': could not record {} in the ledger (the claim is no longer ours "
-                 "or the ledger failed); it will need reconciliation",
-                 call.tool, call.key, what);
+    spdlog::warn(
+        "{} key '{}': could not record {} in the ledger (the claim is no longer ours "
+        "or the ledger failed); it will need reconciliation",
+        call.tool, call.key, what);
   }
 }
 
@@ -53,14 +54,16 @@ Json Annotated(Json result, Reconciled::Outcome found) {
     error["failure_class"] = "not_sent";
     error["reconciled"] = "did_not_happen";
     error["effect"] = "none";
-    note = " A lookup by idempotency key found that it did not happen: nothing changed, and it "
-           "is safe to run again.";
+    note =
+        " A lookup by idempotency key found that it did not happen: nothing changed, and it "
+        "is safe to run again.";
   } else {
     error["needs_reconciliation"] = true;
     error["effect"] = "unknown";
-    note = " Nothing could tell whether it happened: the idempotency key stays "
-           "needs_reconciliation in keel's ledger, and keel will not run it again under this "
-           "key. Check the backend before deciding anything.";
+    note =
+        " Nothing could tell whether it happened: the idempotency key stays "
+        "needs_reconciliation in keel's ledger, and keel will not run it again under this "
+        "key. Check the backend before deciding anything.";
   }
   Json& content = result["content"];
   if (content.is_array() && !content.empty() && content[0].value("type", "") == "text") {
@@ -111,9 +114,8 @@ Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const Re
                              claim.record.owner != self &&
                              LedgerOwnerGone(claim.record.owner, self);
   if (claim.status == MutationLedger::Status::kNeedsReconciliation || dead_claimant) {
-    const bool adopted =
-        book.Adopt(call.tool, call.key, claim.record.owner, dead_claimant ||
-                                                                LedgerOwnerGone(claim.record.owner, self));
+    const bool adopted = book.Adopt(call.tool, call.key, claim.record.owner,
+                                    dead_claimant || LedgerOwnerGone(claim.record.owner, self));
     if (!adopted) return LedgerAnswer(std::move(claim), call.tool, call.key);
     claim.status = MutationLedger::Status::kNeedsReconciliation;
     const Reconciled found = LookUp(ops);
@@ -209,8 +211,7 @@ size_t ReconcileUnsettled(LedgerService& ledger, const std::string& tool, const 
     }
     switch (found.outcome) {
       case Reconciled::Outcome::kHappened:
-        if (book.Complete(tool, row.key, found.result, found.result.value("isError", false),
-                          "")) {
+        if (book.Complete(tool, row.key, found.result, found.result.value("isError", false), "")) {
           ++settled;
           spdlog::info("{} key '{}': reconciled at start-up: it happened", tool, row.key);
         }
@@ -229,9 +230,10 @@ size_t ReconcileUnsettled(LedgerService& ledger, const std::string& tool, const 
         }
         break;
       case Reconciled::Outcome::kUnknown:
-        spdlog::warn("{} key '{}': left by {} without an outcome, and the lookup cannot tell: "
-                     "it stays needs_reconciliation",
-                     tool, row.key, row.owner);
+        spdlog::warn(
+            "{} key '{}': left by {} without an outcome, and the lookup cannot tell: "
+            "it stays needs_reconciliation",
+            tool, row.key, row.owner);
         break;
     }
   }

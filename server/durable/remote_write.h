@@ -41,9 +41,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/catalog/tool.h"
 #include "server/durable/ledger_service.h"
 #include "server/policy/policy_types.h"
-#include "server/catalog/tool.h"
 
 namespace keel {
 

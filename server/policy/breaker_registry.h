@@ -23,9 +23,9 @@
 #include <string_view>
 #include <utility>
 
-#include "server/runtime/clock.h"
 #include "server/policy/circuit_breaker.h"
 #include "server/policy/policy_types.h"
+#include "server/runtime/clock.h"
 
 namespace keel {
 

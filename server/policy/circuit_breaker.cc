@@ -12,25 +12,38 @@ int64_t CeilMs(Duration d) { return std::chrono::ceil<Millis>(d).count(); }
 
 std::string_view BreakerStateName(BreakerState state) {
   switch (state) {
-    case BreakerState::kClosed: return "closed";
-    case BreakerState::kOpen: return "open";
-    case BreakerState::kHalfOpen: return "half_open";
-    case BreakerState::kForcedOpen: return "forced_open";
-    case BreakerState::kDisabled: return "disabled";
-    case BreakerState::kMetricsOnly: return "metrics_only";
+    case BreakerState::kClosed:
+      return "closed";
+    case BreakerState::kOpen:
+      return "open";
+    case BreakerState::kHalfOpen:
+      return "half_open";
+    case BreakerState::kForcedOpen:
+      return "forced_open";
+    case BreakerState::kDisabled:
+      return "disabled";
+    case BreakerState::kMetricsOnly:
+      return "metrics_only";
   }
   return "closed";
 }
 
 std::string_view BreakerTripName(BreakerTrip trip) {
   switch (trip) {
-    case BreakerTrip::kNone: return "none";
-    case BreakerTrip::kFailureRate: return "failure_rate";
-    case BreakerTrip::kSlowRate: return "slow_rate";
-    case BreakerTrip::kProbeFailed: return "probe_failed";
-    case BreakerTrip::kProbeSlow: return "probe_slow";
-    case BreakerTrip::kProbeTimeout: return "probe_timeout";
-    case BreakerTrip::kHalfOpenMaxWait: return "half_open_max_wait";
+    case BreakerTrip::kNone:
+      return "none";
+    case BreakerTrip::kFailureRate:
+      return "failure_rate";
+    case BreakerTrip::kSlowRate:
+      return "slow_rate";
+    case BreakerTrip::kProbeFailed:
+      return "probe_failed";
+    case BreakerTrip::kProbeSlow:
+      return "probe_slow";
+    case BreakerTrip::kProbeTimeout:
+      return "probe_timeout";
+    case BreakerTrip::kHalfOpenMaxWait:
+      return "half_open_max_wait";
   }
   return "none";
 }
@@ -100,8 +113,7 @@ BreakerPermit CircuitBreaker::Acquire() {
   return permit;
 }
 
-void CircuitBreaker::Record(const BreakerPermit& permit, BreakerOutcome outcome,
-                            Duration elapsed) {
+void CircuitBreaker::Record(const BreakerPermit& permit, BreakerOutcome outcome, Duration elapsed) {
   std::lock_guard<std::mutex> lock(mu_);
   if (!permit.admitted || settings_.mode == BreakerMode::kDisabled ||
       settings_.mode == BreakerMode::kForcedOpen) {
@@ -214,10 +226,14 @@ void CircuitBreaker::Close() {
 
 BreakerState CircuitBreaker::Reported() const {
   switch (settings_.mode) {
-    case BreakerMode::kNormal: return circuit_;
-    case BreakerMode::kForcedOpen: return BreakerState::kForcedOpen;
-    case BreakerMode::kDisabled: return BreakerState::kDisabled;
-    case BreakerMode::kMetricsOnly: return BreakerState::kMetricsOnly;
+    case BreakerMode::kNormal:
+      return circuit_;
+    case BreakerMode::kForcedOpen:
+      return BreakerState::kForcedOpen;
+    case BreakerMode::kDisabled:
+      return BreakerState::kDisabled;
+    case BreakerMode::kMetricsOnly:
+      return BreakerState::kMetricsOnly;
   }
   return circuit_;
 }

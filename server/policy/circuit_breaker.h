@@ -55,9 +55,9 @@
 #include <optional>
 #include <string_view>
 
-#include "server/runtime/clock.h"
 #include "server/policy/breaker_window.h"
 #include "server/policy/policy_types.h"
+#include "server/runtime/clock.h"
 
 namespace keel {
 

@@ -30,18 +30,20 @@ inline bool IsWrite(EffectClass effect) {
 enum class FailureClass {
   kNotSent,            // it never reached the backend (connect refused, queue full): safe to repeat
   kRejectedTransient,  // the backend refused it for now (transport_unavailable, 429, 503)
-  kRejectedPermanent,  // refused for good (invalid_arguments, policy_denied, approval_required, 4xx)
+  kRejectedPermanent,  // refused for good (invalid_arguments, policy_denied, approval_required,
+                       // 4xx)
   kAmbiguous,          // sent, then a timeout or a lost response: it may have happened
 };
 // "not_sent", "rejected_transient", "rejected_permanent", "ambiguous".
 std::string_view FailureClassName(FailureClass failure);
 
 struct RetrySettings {
-  int max_attempts = 3;           // including the first; 1 = never retry
-  int64_t base_ms = 250;          // backoff: full jitter U(0, min(cap, base * 2^n))
+  int max_attempts = 3;   // including the first; 1 = never retry
+  int64_t base_ms = 250;  // backoff: full jitter U(0, min(cap, base * 2^n))
   int64_t cap_ms = 1500;
-  int64_t retry_after_cap_ms = 5000;     // a backend's retry-after hint is clamped to this
-  int64_t min_useful_attempt_ms = 200;   // a retry starts only if this much budget is left after its backoff
+  int64_t retry_after_cap_ms = 5000;  // a backend's retry-after hint is clamped to this
+  int64_t min_useful_attempt_ms =
+      200;  // a retry starts only if this much budget is left after its backoff
 };
 
 // Per-backend retry budget (BUD-2): a token bucket. Every first attempt deposits
@@ -74,16 +76,16 @@ std::optional<BreakerMode> ParseBreakerMode(std::string_view name);
 inline constexpr int64_t kMaxBreakerWindowMs = 3600 * 1000;
 
 struct BreakerSettings {
-  int64_t window_ms = 60000;           // time-based sliding window, in whole 1 s buckets
-  int minimum_calls = 20;              // below it no rate is computed
-  int failure_rate_percent = 50;       // open at or above
-  int slow_rate_percent = 70;          // open at or above
-  int64_t slow_call_ms = 5000;         // an attempt slower than this is slow
-  int64_t open_ms = 30000;             // open this long after the first trip, then half-open
-  int64_t max_open_ms = 300000;        // the k-th trip in a row opens min(this, open_ms·2^(k-1))
-  int half_open_probes = 3;            // probes admitted while half-open, one at a time
+  int64_t window_ms = 60000;      // time-based sliding window, in whole 1 s buckets
+  int minimum_calls = 20;         // below it no rate is computed
+  int failure_rate_percent = 50;  // open at or above
+  int slow_rate_percent = 70;     // open at or above
+  int64_t slow_call_ms = 5000;    // an attempt slower than this is slow
+  int64_t open_ms = 30000;        // open this long after the first trip, then half-open
+  int64_t max_open_ms = 300000;   // the k-th trip in a row opens min(this, open_ms·2^(k-1))
+  int half_open_probes = 3;       // probes admitted while half-open, one at a time
   int64_t half_open_max_wait_ms = 10000;  // a half-open state longer than this re-opens
-  int64_t probe_timeout_ms = 10000;    // a probe unanswered this long is hung: re-open
+  int64_t probe_timeout_ms = 10000;       // a probe unanswered this long is hung: re-open
   BreakerMode mode = BreakerMode::kNormal;
 
   bool operator==(const BreakerSettings&) const = default;

@@ -8,7 +8,9 @@ namespace keel {
 namespace {
 
 RetryDecision Refuse(RetryReason reason, bool needs_reconciliation = false) {
-  return RetryDecision{.retry = false, .delay_ms = 0, .reason = reason,
+  return RetryDecision{.retry = false,
+                       .delay_ms = 0,
+                       .reason = reason,
                        .needs_reconciliation = needs_reconciliation};
 }
 
@@ -41,13 +43,20 @@ std::optional<RetryDecision> Classify(const RetryInput& input) {
 
 std::string_view RetryReasonName(RetryReason reason) {
   switch (reason) {
-    case RetryReason::kRetry: return "retry";
-    case RetryReason::kMaxAttempts: return "max_attempts";
-    case RetryReason::kPermanentFailure: return "permanent_failure";
-    case RetryReason::kUnsafeWriteAmbiguous: return "unsafe_write_ambiguous";
-    case RetryReason::kUnkeyedWrite: return "unkeyed_write";
-    case RetryReason::kBudgetExhausted: return "budget_exhausted";
-    case RetryReason::kRetryBudgetEmpty: return "retry_budget_empty";
+    case RetryReason::kRetry:
+      return "retry";
+    case RetryReason::kMaxAttempts:
+      return "max_attempts";
+    case RetryReason::kPermanentFailure:
+      return "permanent_failure";
+    case RetryReason::kUnsafeWriteAmbiguous:
+      return "unsafe_write_ambiguous";
+    case RetryReason::kUnkeyedWrite:
+      return "unkeyed_write";
+    case RetryReason::kBudgetExhausted:
+      return "budget_exhausted";
+    case RetryReason::kRetryBudgetEmpty:
+      return "retry_budget_empty";
   }
   return "max_attempts";
 }
@@ -63,7 +72,9 @@ RetryDecision Decide(const RetryInput& input) {
     return Refuse(RetryReason::kBudgetExhausted);
   }
   if (!input.retry_token_available) return Refuse(RetryReason::kRetryBudgetEmpty);
-  return RetryDecision{.retry = true, .delay_ms = delay_ms, .reason = RetryReason::kRetry,
+  return RetryDecision{.retry = true,
+                       .delay_ms = delay_ms,
+                       .reason = RetryReason::kRetry,
                        .needs_reconciliation = false};
 }
 

@@ -12,9 +12,10 @@
 //   ------------------------+---+----------+--------------------+--------------------+--------------------------
 //   read                    | - | retry    | retry              | permanent_failure  | retry
 //   expensive_read          | - | retry    | retry              | permanent_failure  | retry
-//   idempotent_write        | y | retry    | retry              | permanent_failure  | retry (same key, same args)
-//   idempotent_write        | n | retry    | retry              | permanent_failure  | unkeyed_write      [R]
-//   unsafe_write            | - | retry    | retry              | permanent_failure  | unsafe_write_ambiguous [R]
+//   idempotent_write        | y | retry    | retry              | permanent_failure  | retry (same
+//   key, same args) idempotent_write        | n | retry    | retry              | permanent_failure
+//   | unkeyed_write      [R] unsafe_write            | - | retry    | retry              |
+//   permanent_failure  | unsafe_write_ambiguous [R]
 //
 //   [R] needs_reconciliation = true: the effect may have happened; the caller marks the
 //       ledger row needs_reconciliation and the result says so. Never retried automatically.
@@ -66,8 +67,8 @@ enum class RetryReason {
   kPermanentFailure,
   kUnsafeWriteAmbiguous,
   kUnkeyedWrite,
-  kBudgetExhausted,    // the call's remaining time does not cover backoff + a useful attempt
-  kRetryBudgetEmpty,   // the backend's retry budget (token bucket) is empty
+  kBudgetExhausted,   // the call's remaining time does not cover backoff + a useful attempt
+  kRetryBudgetEmpty,  // the backend's retry budget (token bucket) is empty
 };
 // "retry", "max_attempts", "permanent_failure", "unsafe_write_ambiguous", "unkeyed_write",
 // "budget_exhausted", "retry_budget_empty".

@@ -95,23 +95,29 @@ double RetryBudgetPool::Tokens(std::string_view backend) const {
 
 std::string_view RetryEventName(RetryEvent::Kind kind) {
   switch (kind) {
-    case RetryEvent::Kind::kRetryScheduled: return "retry.scheduled";
-    case RetryEvent::Kind::kRetrySuppressed: return "retry.suppressed";
-    case RetryEvent::Kind::kWouldHave: return "retry.would_have";
+    case RetryEvent::Kind::kRetryScheduled:
+      return "retry.scheduled";
+    case RetryEvent::Kind::kRetrySuppressed:
+      return "retry.suppressed";
+    case RetryEvent::Kind::kWouldHave:
+      return "retry.would_have";
   }
   return "retry.scheduled";
 }
 
-RetryOutcome RetryExecutor::Run(const RetryCall& call, const Deps& deps,
-                                const AttemptFn& attempt, const EventFn& on_event) {
+RetryOutcome RetryExecutor::Run(const RetryCall& call, const Deps& deps, const AttemptFn& attempt,
+                                const EventFn& on_event) {
   assert(deps.now && deps.random && deps.wait && deps.cancelled && deps.budgets != nullptr);
   assert(attempt);
   const RetrySettings& settings = call.policy.retry;
   const auto emit = [&](RetryEvent::Kind kind, int n, const AttemptFailure& failure,
                         const RetryDecision& decision, int64_t remaining_ms) {
     if (!on_event) return;
-    on_event(RetryEvent{.kind = kind, .attempt = n, .failure = failure,
-                        .decision = decision, .remaining_budget_ms = remaining_ms});
+    on_event(RetryEvent{.kind = kind,
+                        .attempt = n,
+                        .failure = failure,
+                        .decision = decision,
+                        .remaining_budget_ms = remaining_ms});
   };
 
   RetryOutcome outcome;

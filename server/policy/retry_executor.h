@@ -44,11 +44,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "server/runtime/clock.h"
 #include "server/policy/failure_classify.h"
 #include "server/policy/policy.h"
 #include "server/policy/retry_budget.h"
 #include "server/policy/retry_decision.h"
+#include "server/runtime/clock.h"
 
 namespace keel {
 
@@ -80,9 +80,9 @@ class RetryBudgetPool {
 struct RetryEvent {
   enum class Kind { kRetryScheduled, kRetrySuppressed, kWouldHave };
   Kind kind = Kind::kRetryScheduled;
-  int attempt = 1;              // the attempt that failed
-  AttemptFailure failure;       // how it failed
-  RetryDecision decision;       // what was decided (for kWouldHave: what would have been)
+  int attempt = 1;         // the attempt that failed
+  AttemptFailure failure;  // how it failed
+  RetryDecision decision;  // what was decided (for kWouldHave: what would have been)
   int64_t remaining_budget_ms = 0;
 };
 // "retry.scheduled", "retry.suppressed", "retry.would_have".
@@ -112,9 +112,9 @@ struct RetryCall {
   EffectClass effect = EffectClass::kRead;
   bool has_idempotency_key = false;
   std::string backend;
-  ToolPolicy policy;            // timeouts.attempt_ms and retry are used
-  RetryBudgetSettings budget;   // the backend's retry budget settings
-  TimePoint call_deadline;      // when the call's budget (max timeout) ends
+  ToolPolicy policy;           // timeouts.attempt_ms and retry are used
+  RetryBudgetSettings budget;  // the backend's retry budget settings
+  TimePoint call_deadline;     // when the call's budget (max timeout) ends
   bool shadow = false;
 };
 
@@ -129,12 +129,12 @@ struct RetryOutcome {
 class RetryExecutor {
  public:
   struct Deps {
-    std::function<TimePoint()> now;        // the steady clock
-    std::function<uint64_t()> random;      // 64 random bits per call (UnitSample)
+    std::function<TimePoint()> now;    // the steady clock
+    std::function<uint64_t()> random;  // 64 random bits per call (UnitSample)
     // Waits until `until` or cancellation; returns true if cancelled.
     std::function<bool(TimePoint until)> wait;
-    std::function<bool()> cancelled;       // the call was cancelled or timed out
-    RetryBudgetPool* budgets = nullptr;    // required
+    std::function<bool()> cancelled;     // the call was cancelled or timed out
+    RetryBudgetPool* budgets = nullptr;  // required
   };
   using AttemptFn = std::function<AttemptResult(const AttemptInfo&)>;
   using EventFn = std::function<void(const RetryEvent&)>;  // may be null

@@ -50,8 +50,6 @@ class Deadline {
   TimePoint when_;
 };
 
-inline long long ToMillis(Duration d) {
-  return std::chrono::duration_cast<Millis>(d).count();
-}
+inline long long ToMillis(Duration d) { return std::chrono::duration_cast<Millis>(d).count(); }
 
 }  // namespace keel

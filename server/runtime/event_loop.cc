@@ -1,11 +1,12 @@
 #include "server/runtime/event_loop.h"
 
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <stdexcept>
+
+#include <sys/eventfd.h>
 
 namespace keel {
 
@@ -139,7 +140,8 @@ void EventLoop::RunOnce(Duration max_wait) {
   if (wait > Duration::zero() && !PrepareToBlock()) wait = Duration::zero();
   // Round up so a timer is never polled for "0 ms" in a busy loop before it is due.
   const auto ms = std::chrono::ceil<Millis>(wait).count();
-  const int timeout = wait == Duration::max() ? -1 : static_cast<int>(std::min<long long>(ms, 1 << 30));
+  const int timeout =
+      wait == Duration::max() ? -1 : static_cast<int>(std::min<long long>(ms, 1 << 30));
   const int ready = poll(poll_set_.data(), poll_set_.size(), timeout);
   if (ready < 0 && errno != EINTR) throw std::runtime_error("poll failed");
 

@@ -75,7 +75,7 @@ class EventLoop {
   int wake_fd_ = -1;  // eventfd the mailbox signals
 
   std::mutex mailbox_mu_;
-  std::vector<Fn> mailbox_;  // guarded by mailbox_mu_
+  std::vector<Fn> mailbox_;    // guarded by mailbox_mu_
   std::vector<Fn> draining_;   // loop only: the batch being run, kept to reuse its storage
   bool in_drain_ = false;      // loop only: running draining_
   bool blocking_ = false;      // guarded by mailbox_mu_: the loop is in (or entering) poll()

@@ -1,9 +1,9 @@
 #include "server/runtime/random_hex.h"
 
-#include <sys/random.h>
-
 #include <cerrno>
 #include <stdexcept>
+
+#include <sys/random.h>
 
 namespace keel {
 

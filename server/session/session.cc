@@ -44,9 +44,8 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
                    RequestCoordinator::Options{options_.max_inflight, options_.progress_interval,
                                                options_.hold_after, options_.correlation_prefix}),
       client_log_(sink, loop.clock()),
-      policy_(std::make_shared<const Policy>(
-          BuiltinPolicyWithTimeouts(ToMillis(options_.call_limits.idle),
-                                    ToMillis(options_.call_limits.max)))) {
+      policy_(std::make_shared<const Policy>(BuiltinPolicyWithTimeouts(
+          ToMillis(options_.call_limits.idle), ToMillis(options_.call_limits.max)))) {
   if (options_.client_log_level) client_log_.SetLevel(*options_.client_log_level);
   coordinator_.set_on_idle([this] {
     if (shutting_down_) FinishShutdown();
@@ -59,10 +58,10 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
   });
   coordinator_.set_on_released([this] { pool_.Release(); });
   if (options_.trace != nullptr) {
-    coordinator_.set_on_settled([this](uint64_t generation, CallState state,
-                                       const std::string& reason) {
-      TraceCallEnd(generation, state, reason);
-    });
+    coordinator_.set_on_settled(
+        [this](uint64_t generation, CallState state, const std::string& reason) {
+          TraceCallEnd(generation, state, reason);
+        });
   }
   if (task_store != nullptr) {
     if (!wall_clock_ms) wall_clock_ms = WallClockMs;
@@ -134,8 +133,7 @@ void Session::HandleRequest(Message& message) {
   }
   if (method == "initialize") return Initialize(message);
   if (!initialized_) {
-    return ReplyError(message.id, kInvalidRequest,
-                      "Server not initialized: send initialize first");
+    return ReplyError(message.id, kInvalidRequest, "Server not initialized: send initialize first");
   }
   if (method == "tools/list") return ListTools(message);
   if (method == "tools/call") return CallTool(message);
@@ -152,11 +150,10 @@ void Session::HandleNotification(const Message& message) {
         spdlog::debug("cancelled request {}", IdKey(*id));
         if (options_.trace != nullptr) {
           const TraceContext context = NewTraceContext();
-          options_.trace->Emit(TraceEvent{"cancel.received", "INFO", context.trace_id,
-                                          NewSpanId(), "",
-                                          Json{{"jsonrpc.request.id", IdKey(*id)},
-                                               {"keel.policy.version",
-                                                policy_ ? policy_->version : ""}}});
+          options_.trace->Emit(
+              TraceEvent{"cancel.received", "INFO", context.trace_id, NewSpanId(), "",
+                         Json{{"jsonrpc.request.id", IdKey(*id)},
+                              {"keel.policy.version", policy_ ? policy_->version : ""}}});
         }
       }
     }
@@ -177,7 +174,8 @@ void Session::Initialize(const Message& message) {
   std::string requested;
   if (message.params.is_object()) {
     const auto version = message.params.find("protocolVersion");
-    if (version != message.params.end() && version->is_string()) requested = version->get<std::string>();
+    if (version != message.params.end() && version->is_string())
+      requested = version->get<std::string>();
   }
   if (requested.empty()) {
     return ReplyError(message.id, kInvalidParams,
@@ -197,7 +195,9 @@ void Session::Initialize(const Message& message) {
       {"protocolVersion", std::string(version)},
       {"capabilities", std::move(capabilities)},
       {"serverInfo",
-       {{"name", "keel"}, {"title", "keel reliable MCP server"}, {"version", options_.server_version}}},
+       {{"name", "keel"},
+        {"title", "keel reliable MCP server"},
+        {"version", options_.server_version}}},
       {"instructions",
        "Tool failures come back as results with isError and, where keel knows more, "
        "structuredContent.error.type (invalid_arguments, server_busy, timeout) to act on. "
@@ -292,16 +292,18 @@ void Session::CallTool(Message& message) {
     if (task != params.end() && !task->is_null()) {
       if (spec.task_support == TaskSupport::kForbidden) {
         return ReplyError(message.id, kMethodNotFound,
-                          "Tool '" + spec.name + "' cannot run as a task (its "
-                          "execution.taskSupport is 'forbidden'): call it without params.task");
+                          "Tool '" + spec.name +
+                              "' cannot run as a task (its "
+                              "execution.taskSupport is 'forbidden'): call it without params.task");
       }
       return CreateTask(message.id, *tool, std::move(arguments), std::move(meta),
                         std::move(progress_token), *task);
     }
     if (spec.task_support == TaskSupport::kRequired) {
       return ReplyError(message.id, kMethodNotFound,
-                        "Tool '" + spec.name + "' runs only as a task (its "
-                        "execution.taskSupport is 'required'): add params.task");
+                        "Tool '" + spec.name +
+                            "' runs only as a task (its "
+                            "execution.taskSupport is 'required'): add params.task");
     }
   }
   AdmitCall(message.id, *tool, std::move(arguments), std::move(meta), std::move(progress_token));

@@ -34,21 +34,21 @@
 #include <vector>
 
 #include "protocol/json_rpc.h"
-#include "server/session/client_log.h"
-#include "server/runtime/clock.h"
-#include "server/runtime/event_loop.h"
-#include "server/transport/output_sink.h"
 #include "server/call/admission.h"
 #include "server/call/call_inbox.h"
 #include "server/call/call_runner.h"
 #include "server/call/call_tracer.h"
-#include "server/policy/policy.h"
 #include "server/call/request_coordinator.h"
+#include "server/catalog/tool_registry.h"
+#include "server/policy/policy.h"
+#include "server/runtime/clock.h"
+#include "server/runtime/event_loop.h"
+#include "server/runtime/worker_pool.h"
+#include "server/session/client_log.h"
 #include "server/tasks/task_manager.h"
 #include "server/tasks/task_store_thread.h"
-#include "server/catalog/tool_registry.h"
 #include "server/trace/trace_log.h"
-#include "server/runtime/worker_pool.h"
+#include "server/transport/output_sink.h"
 
 namespace keel {
 
@@ -60,7 +60,7 @@ struct SessionOptions {
   Duration progress_interval = Millis(50);  // per request: at most 20 progress/s
   Duration hold_after = Millis(100);        // a cancelled tool still running is "held"
   std::string correlation_prefix = "k";     // correlation ids are "<prefix>-<n>"
-  size_t max_line_bytes = 16 << 20;  // quoted in the oversized-line error
+  size_t max_line_bytes = 16 << 20;         // quoted in the oversized-line error
   std::string server_version = "0.0.0";
   TaskOptions tasks;  // used when the session has a task store
   // OPS-1 for every tool (--shadow): retry decisions are recorded, not applied.

@@ -38,16 +38,17 @@ int64_t SaturatedInt64(const Json& value) {
 
 }  // namespace
 
-void Session::CreateTask(const Json& id, Tool& tool, Json arguments, Json meta,
-                         Json progress_token, const Json& task) {
+void Session::CreateTask(const Json& id, Tool& tool, Json arguments, Json meta, Json progress_token,
+                         const Json& task) {
   const ToolSpec& spec = tool.spec();
   if (!task.is_object()) {
-    return ReplyError(id, kInvalidParams, "Invalid params: task must be an object ({\"ttl\"?: ms})");
+    return ReplyError(id, kInvalidParams,
+                      "Invalid params: task must be an object ({\"ttl\"?: ms})");
   }
   std::optional<int64_t> ttl;
   if (const auto value = task.find("ttl"); value != task.end() && !value->is_null()) {
-    const bool whole = value->is_number_unsigned() ||
-                       (value->is_number_integer() && value->get<int64_t>() >= 0);
+    const bool whole =
+        value->is_number_unsigned() || (value->is_number_integer() && value->get<int64_t>() >= 0);
     if (!whole) {
       return ReplyError(id, kInvalidParams,
                         "Invalid params: task.ttl must be a non-negative integer (milliseconds) "
@@ -67,9 +68,9 @@ void Session::CreateTask(const Json& id, Tool& tool, Json arguments, Json meta,
   TaskManager::CreateRequest request;
   request.id = id;
   request.tool = spec.name;
-  request.fingerprint = key.empty() ? std::string()
-                                    : Fingerprint(spec.name,
-                                                  IntentArguments(arguments, spec.key_components));
+  request.fingerprint =
+      key.empty() ? std::string()
+                  : Fingerprint(spec.name, IntentArguments(arguments, spec.key_components));
   request.params = {{"name", spec.name}, {"arguments", std::move(arguments)}};
   if (!meta.is_null()) request.params["_meta"] = std::move(meta);
   request.requested_ttl_ms = ttl;

@@ -41,31 +41,32 @@
 #include <nlohmann/json.hpp>
 
 #include "ledger/task_store.h"
-#include "server/runtime/event_loop.h"
-#include "server/transport/output_sink.h"
 #include "server/call/call_answer.h"
 #include "server/call/settlement.h"
+#include "server/runtime/event_loop.h"
 #include "server/tasks/task_store_thread.h"
+#include "server/transport/output_sink.h"
 
 namespace keel {
 
 using Json = nlohmann::json;
 
 struct TaskOptions {
-  size_t max_tasks = 64;                       // --max-tasks: live tasks in this process
-  int64_t max_ttl_ms = 24LL * 3600 * 1000;     // --task-max-ttl; 0: unlimited (ttl null)
-  int64_t poll_interval_ms = 1000;             // --task-poll-interval
-  size_t page_size = 100;                      // tasks per tasks/list page
-  std::string owner;                           // this process, as in the ledger
+  size_t max_tasks = 64;                    // --max-tasks: live tasks in this process
+  int64_t max_ttl_ms = 24LL * 3600 * 1000;  // --task-max-ttl; 0: unlimited (ttl null)
+  int64_t poll_interval_ms = 1000;          // --task-poll-interval
+  size_t page_size = 100;                   // tasks per tasks/list page
+  std::string owner;                        // this process, as in the ledger
   int64_t pid = 0;
-  int64_t lease_ms = 60000;                    // renewed every lease_ms / 3
+  int64_t lease_ms = 60000;  // renewed every lease_ms / 3
 };
 
 class TaskManager {
  public:
   // Starts the work of a freshly created task; returns its coordinator generation, or
   // nullopt when the server is shutting down (the task then fails without running).
-  using StartFn = std::function<std::optional<uint64_t>(const TaskRecord& task, Json progress_token)>;
+  using StartFn =
+      std::function<std::optional<uint64_t>(const TaskRecord& task, Json progress_token)>;
   // Cancels a task's work in the coordinator (CancelTask).
   using CancelWorkFn = std::function<void(uint64_t generation)>;
 
@@ -77,13 +78,13 @@ class TaskManager {
 
   // A validated task-augmented tools/call.
   struct CreateRequest {
-    Json id;                // the tools/call request id
+    Json id;  // the tools/call request id
     std::string tool;
-    Json params;            // {name, arguments, _meta?}, stored as the task's request
+    Json params;  // {name, arguments, _meta?}, stored as the task's request
     std::optional<int64_t> requested_ttl_ms;  // params.task.ttl
-    std::string idempotency_key;  // empty: none
-    std::string fingerprint;      // of (tool, arguments) when keyed
-    Json progress_token;          // null: no progress notifications
+    std::string idempotency_key;              // empty: none
+    std::string fingerprint;                  // of (tool, arguments) when keyed
+    Json progress_token;                      // null: no progress notifications
   };
   // No room for another task (--max-tasks), counting creations not yet committed.
   bool AtLimit() const { return live_.size() + creating_ >= options_.max_tasks; }
@@ -127,12 +128,12 @@ class TaskManager {
 
  private:
   struct Live {
-    TaskRecord record;          // the loop's view: status is the decided one
-    uint64_t generation = 0;    // its work in the coordinator
-    bool work_ended = false;    // the worker returned, or the work never started
+    TaskRecord record;              // the loop's view: status is the decided one
+    uint64_t generation = 0;        // its work in the coordinator
+    bool work_ended = false;        // the worker returned, or the work never started
     bool terminal_written = false;  // the terminal state is written (or failed to be)
     size_t writes_pending = 0;      // store writes of this task not yet come back
-    std::vector<Json> waiters;  // tasks/result requests, in arrival order
+    std::vector<Json> waiters;      // tasks/result requests, in arrival order
   };
 
   // Runs `work` on the store thread and `done` on the loop with what it returned, or with
@@ -144,8 +145,7 @@ class TaskManager {
   void Track(const Json& id);
   void Answer(const Json& id, const std::string& line);
   void AnswerResult(const Json& id, const Json& result);
-  void AnswerError(const Json& id, int code, const std::string& message,
-                   const Json& data = Json());
+  void AnswerError(const Json& id, int code, const std::string& message, const Json& data = Json());
   // tasks/result for a terminal task: its outcome, or the cancelled error.
   void AnswerOutcome(const Json& id, const TaskRecord& task);
   void NotifyStatus(const TaskRecord& task);

@@ -22,9 +22,9 @@ size_t RecoverOrphanedTasks(TaskStore& store, const ToolRegistry& tools,
                             const RecoveryOptions& options, int64_t now_ms) {
   size_t settled = 0;
   for (const TaskRecord& task : store.Unfinished(options.owner)) {
-    const bool owner_runs = task.owner_pid != options.pid &&
-                            (options.alive ? options.alive(task.owner_pid)
-                                           : ProcessRuns(task.owner_pid));
+    const bool owner_runs =
+        task.owner_pid != options.pid &&
+        (options.alive ? options.alive(task.owner_pid) : ProcessRuns(task.owner_pid));
     if (owner_runs && task.lease_until_ms > now_ms) continue;  // still someone's live task
 
     Reconciled found;
@@ -73,8 +73,8 @@ size_t RecoverOrphanedTasks(TaskStore& store, const ToolRegistry& tools,
     }
     if (store.Finish(task.task_id, status, message, result, Json(), now_ms)) {
       ++settled;
-      spdlog::info("task {} ({}) was left working by keel pid {}: now {}", task.task_id,
-                   task.tool, task.owner_pid, TaskStatusName(status));
+      spdlog::info("task {} ({}) was left working by keel pid {}: now {}", task.task_id, task.tool,
+                   task.owner_pid, TaskStatusName(status));
     }
   }
   return settled;

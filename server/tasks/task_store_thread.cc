@@ -12,9 +12,8 @@ std::unique_ptr<TaskStoreThread> TaskStoreThread::Start(const std::string& path,
   std::unique_ptr<Database> db = Database::Open(path, error);
   if (db == nullptr) return nullptr;
   std::unique_ptr<TaskStoreThread> self(new TaskStoreThread());
-  self->thread_ = std::thread([raw = self.get(), db = std::move(db)]() mutable {
-    raw->Loop(std::move(db));
-  });
+  self->thread_ =
+      std::thread([raw = self.get(), db = std::move(db)]() mutable { raw->Loop(std::move(db)); });
   return self;
 }
 

@@ -44,7 +44,7 @@ class TaskStoreThread {
 
   std::mutex mu_;
   std::condition_variable wake_;
-  std::deque<Job> jobs_;  // guarded by mu_
+  std::deque<Job> jobs_;   // guarded by mu_
   bool stopping_ = false;  // guarded by mu_
   std::thread thread_;
 };

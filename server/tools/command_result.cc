@@ -4,8 +4,8 @@
 
 #include "protocol/bounded_json.h"
 #include "protocol/schema_validator.h"
-#include "server/runtime/clock.h"
 #include "server/policy/failure_classify.h"
+#include "server/runtime/clock.h"
 
 namespace keel {
 namespace {
@@ -83,8 +83,8 @@ Json ReportedFailure(const Json& object, const ProcessResult& run, const Command
   std::string text =
       message != error.end() && message->is_string() ? message->get<std::string>() : std::string();
   if (text.empty()) {
-    text = "The command for '" + tool + "' reported an error (" +
-           error["type"].get<std::string>() + ").";
+    text = "The command for '" + tool + "' reported an error (" + error["type"].get<std::string>() +
+           ").";
   }
   return Failure(text, error);
 }
@@ -121,8 +121,10 @@ Json Success(const ProcessResult& run, const CommandSpec& spec, const Json& outp
   }
   if (!output_schema.is_null()) {
     if (auto problem = ValidateCheckedSchema(output_schema, object, "structuredContent")) {
-      return Failure("The command for '" + tool + "' succeeded, but its output does not match "
-                     "the tool's outputSchema: " + *problem,
+      return Failure("The command for '" + tool +
+                         "' succeeded, but its output does not match "
+                         "the tool's outputSchema: " +
+                         *problem,
                      Json{{"type", "output_invalid"},
                           {"failure_class", "rejected_permanent"},
                           {"exit_code", 0},
@@ -152,26 +154,26 @@ Json CommandResultOf(const ProcessResult& run, const CommandSpec& spec, const Js
                           {"detail", run.spawn_error}});
     case ProcessResult::End::kTimedOut:
       return Failure("The command for '" + tool + "' did not finish within the attempt's time (" +
-                         std::to_string(elapsed) + " ms) and was stopped; it may have taken "
+                         std::to_string(elapsed) +
+                         " ms) and was stopped; it may have taken "
                          "effect.",
                      Json{{"type", "attempt_timeout"},
                           {"layer", "attempt"},
                           {"elapsed_ms", elapsed},
                           {"failure_class", "ambiguous"}});
     case ProcessResult::End::kCancelled:
-      return Failure("The command for '" + tool + "' was stopped because the call was cancelled; "
-                     "it may have taken effect.",
+      return Failure("The command for '" + tool +
+                         "' was stopped because the call was cancelled; "
+                         "it may have taken effect.",
                      Json{{"type", "command_cancelled"},
                           {"failure_class", "ambiguous"},
                           {"elapsed_ms", elapsed}});
     case ProcessResult::End::kSignaled: {
       const char* name = strsignal(run.signal);
-      return Failure("The command for '" + tool + "' was killed by signal " +
-                         std::to_string(run.signal) + " (" + (name ? name : "?") +
-                         "); it may have taken effect.",
-                     Json{{"type", "command_killed"},
-                          {"failure_class", "ambiguous"},
-                          {"signal", run.signal}});
+      return Failure(
+          "The command for '" + tool + "' was killed by signal " + std::to_string(run.signal) +
+              " (" + (name ? name : "?") + "); it may have taken effect.",
+          Json{{"type", "command_killed"}, {"failure_class", "ambiguous"}, {"signal", run.signal}});
     }
     case ProcessResult::End::kExited:
       break;
@@ -189,8 +191,8 @@ Json CommandResultOf(const ProcessResult& run, const CommandSpec& spec, const Js
   std::string message = "The command for '" + tool + "' exited with status " +
                         std::to_string(run.exit_code) + ": " + ClassMeaning(failure) + ".";
   if (!text.empty()) {
-    message += " Output:\n" + WithMarker(text, run.stdout_truncated,
-                                         static_cast<size_t>(spec.max_output_bytes));
+    message += " Output:\n" +
+               WithMarker(text, run.stdout_truncated, static_cast<size_t>(spec.max_output_bytes));
   }
   return Failure(message, Json{{"type", type},
                                {"failure_class", std::string(FailureClassName(failure))},
@@ -218,8 +220,8 @@ Reconciled LookupResultOf(const ProcessResult& run, const Json& output_schema, s
   if (run.end != ProcessResult::End::kExited || run.exit_code != 0) {
     *why = run.end == ProcessResult::End::kExited
                ? "it exited with status " + std::to_string(run.exit_code)
-               : run.end == ProcessResult::End::kSpawnFailed ? "it could not start: " + run.spawn_error
-                                                             : "it did not finish";
+           : run.end == ProcessResult::End::kSpawnFailed ? "it could not start: " + run.spawn_error
+                                                         : "it did not finish";
     return found;
   }
   bool too_deep = false;
@@ -237,8 +239,9 @@ Reconciled LookupResultOf(const ProcessResult& run, const Json& output_schema, s
   found.outcome = Reconciled::Outcome::kHappened;
   const auto result = object.find("result");
   if (result == object.end() || result->is_null()) {
-    found.result = TextResult("It happened (found by a lookup of its idempotency key); the "
-                              "lookup gave no result.");
+    found.result = TextResult(
+        "It happened (found by a lookup of its idempotency key); the "
+        "lookup gave no result.");
   } else if (result->is_object() &&
              (output_schema.is_null() ||
               !ValidateCheckedSchema(output_schema, *result, "structuredContent"))) {

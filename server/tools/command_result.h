@@ -37,8 +37,8 @@
 #include <nlohmann/json.hpp>
 
 #include "server/catalog/command_spec.h"
-#include "server/runtime/process_runner.h"
 #include "server/catalog/tool.h"
+#include "server/runtime/process_runner.h"
 
 namespace keel {
 

@@ -6,9 +6,9 @@
 #include <spdlog/spdlog.h>
 
 #include "server/call/idempotency_key.h"
+#include "server/durable/remote_write.h"
 #include "server/runtime/process_attempt.h"
 #include "server/runtime/process_runner.h"
-#include "server/durable/remote_write.h"
 #include "server/tools/command_result.h"
 
 namespace keel {
@@ -24,9 +24,10 @@ void ReportProgressLine(ToolContext& ctx, std::string_view line, const std::stri
     ctx.ReportProgress(progress->progress, progress->total, std::move(progress->message));
     return;
   }
-  spdlog::warn("{}: ignored a progress line on fd 3 that is not {{\"progress\": <number>, ...}}: "
-               "{:.200}",
-               tool, line);
+  spdlog::warn(
+      "{}: ignored a progress line on fd 3 that is not {{\"progress\": <number>, ...}}: "
+      "{:.200}",
+      tool, line);
 }
 
 void LogStderr(const std::string& tool, const std::string& attempt, const ProcessResult& run) {
@@ -138,8 +139,9 @@ Json CommandTool::Call(ToolContext& ctx) {
   const auto argv = ExpandArgv(command_.argv, values, &problem);
   if (!argv) {
     if (problem == "no value for {idempotency_key}") {
-      problem = "this tool's command needs an idempotency key: pass idempotencyKey (or "
-                "_meta[\"dev.keel/idempotency-key\"])";
+      problem =
+          "this tool's command needs an idempotency key: pass idempotencyKey (or "
+          "_meta[\"dev.keel/idempotency-key\"])";
     }
     return ArgumentProblem(spec_.name, problem);
   }
@@ -177,9 +179,9 @@ Reconciled CommandTool::LookupKey(const std::string& key) const {
   process.max_output_bytes = static_cast<size_t>(command_.max_output_bytes);
   process.kill_grace = Millis(command_.kill_grace_ms);
   const CancellationToken never;  // a lookup settles the ledger even after a cancel
-  const ProcessResult run =
-      RunProcess(process, never, std::chrono::steady_clock::now() + Millis(command_.lookup->timeout_ms),
-                 [](std::string_view) {});
+  const ProcessResult run = RunProcess(
+      process, never, std::chrono::steady_clock::now() + Millis(command_.lookup->timeout_ms),
+      [](std::string_view) {});
   LogStderr(spec_.name, "lookup", run);
   std::string why;
   Reconciled found = LookupResultOf(run, spec_.output_schema, &why);

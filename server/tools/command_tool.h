@@ -26,9 +26,9 @@
 #include <memory>
 #include <string>
 
-#include "server/durable/ledger_service.h"
 #include "server/catalog/command_spec.h"
 #include "server/catalog/tool.h"
+#include "server/durable/ledger_service.h"
 
 namespace keel {
 

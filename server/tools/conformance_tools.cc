@@ -74,21 +74,21 @@ std::vector<std::unique_ptr<Tool>> MakeConformanceTools(Millis step_delay) {
                           [](ToolContext&) { return Content(Json::array({Image()})); }));
   tools.push_back(
       Fixture("test_audio_content", "returns a short silent WAV audio clip.", [](ToolContext&) {
-        return Content(Json::array(
-            {{{"type", "audio"}, {"data", kSilentWav}, {"mimeType", "audio/wav"}}}));
+        return Content(
+            Json::array({{{"type", "audio"}, {"data", kSilentWav}, {"mimeType", "audio/wav"}}}));
       }));
   tools.push_back(
       Fixture("test_embedded_resource", "returns an embedded text resource.", [](ToolContext&) {
         return Content(Json::array({Resource("test://embedded-resource", "text/plain",
                                              "This is an embedded resource content.")}));
       }));
-  tools.push_back(
-      Fixture("test_multiple_content_types",
-              "returns a text block, an image and an embedded JSON resource.", [](ToolContext&) {
-                return Content(Json::array({Text("Multiple content types test:"), Image(),
-                                Resource("test://mixed-content-resource", "application/json",
-                                         R"({"test":"data","value":123})")}));
-              }));
+  tools.push_back(Fixture(
+      "test_multiple_content_types",
+      "returns a text block, an image and an embedded JSON resource.", [](ToolContext&) {
+        return Content(Json::array({Text("Multiple content types test:"), Image(),
+                                    Resource("test://mixed-content-resource", "application/json",
+                                             R"({"test":"data","value":123})")}));
+      }));
   tools.push_back(Fixture("test_tool_with_logging", "sends three info log messages while it runs.",
                           [step_delay](ToolContext& ctx) {
                             ctx.Log(LogLevel::kInfo, "Tool execution started");

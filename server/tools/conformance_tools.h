@@ -19,8 +19,8 @@
 #include <memory>
 #include <vector>
 
-#include "server/runtime/clock.h"
 #include "server/catalog/tool.h"
+#include "server/runtime/clock.h"
 
 namespace keel {
 

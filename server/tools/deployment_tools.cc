@@ -35,7 +35,8 @@ class BackendTool : public Tool {
         // The request is out; whether the backend acted on it is unknown.
         const int64_t waited = ToMillis(std::chrono::steady_clock::now() - sent);
         return ErrorResult("The deployment API did not answer within the attempt timeout (" +
-                               std::to_string(waited) + " ms); the request may have been "
+                               std::to_string(waited) +
+                               " ms); the request may have been "
                                "carried out.",
                            Json{{"type", "attempt_timeout"},
                                 {"layer", "attempt"},
@@ -93,23 +94,21 @@ class GetDeploymentJob final : public BackendTool {
         "FROM deploy_jobs WHERE job_id = ?1");
     read.Bind(1, job_id);
     if (!read.Step()) {
-      return ErrorResult("No deployment job '" + job_id + "' (404). Jobs: web-api, worker, "
-                         "billing-sync.",
+      return ErrorResult("No deployment job '" + job_id +
+                             "' (404). Jobs: web-api, worker, "
+                             "billing-sync.",
                          Json{{"type", "backend_404"}, {"status", 404}, {"job_id", job_id}});
     }
     const int64_t now = WallClockMs();
     const bool restarting = !read.IsNull(4) && now - read.Int64(4) < kRestartingMs;
-    Json job = {{"job_id", job_id},
-                {"environment", read.Text(0)},
-                {"version", read.Text(1)},
-                {"state", restarting ? "restarting" : "running"},
-                {"restarts", read.Int64(2)},
-                {"observed_at", IsoTime(now)},
+    Json job = {{"job_id", job_id},          {"environment", read.Text(0)},
+                {"version", read.Text(1)},   {"state", restarting ? "restarting" : "running"},
+                {"restarts", read.Int64(2)}, {"observed_at", IsoTime(now)},
                 {"freshness", "fresh"}};
     if (!read.IsNull(3)) job["last_operation_id"] = read.Text(3);
     const std::string text = "Job " + job_id + " (" + read.Text(0) + ") is " +
-                             job["state"].get<std::string>() + ", version " + read.Text(1) +
-                             ", " + std::to_string(read.Int64(2)) + " restart(s).";
+                             job["state"].get<std::string>() + ", version " + read.Text(1) + ", " +
+                             std::to_string(read.Int64(2)) + " restart(s).";
     return StructuredResult(text, std::move(job));
   }
 };
@@ -170,17 +169,24 @@ class RestartDeploymentJob final : public BackendTool {
     }
     const std::string operation_id = "op_" + RandomHex(8);
     const int64_t now = WallClockMs();
-    db.Prepare("INSERT INTO deploy_operations(operation_id, idempotency_key, job_id, environment, "
-               "intent_id, approval_id, kind, created_ms) "
-               "VALUES(?1, ?2, ?3, ?4, ?5, ?6, 'restart', ?7)")
-        .Bind(1, operation_id).Bind(2, key).Bind(3, job_id).Bind(4, environment)
+    db.Prepare(
+          "INSERT INTO deploy_operations(operation_id, idempotency_key, job_id, environment, "
+          "intent_id, approval_id, kind, created_ms) "
+          "VALUES(?1, ?2, ?3, ?4, ?5, ?6, 'restart', ?7)")
+        .Bind(1, operation_id)
+        .Bind(2, key)
+        .Bind(3, job_id)
+        .Bind(4, environment)
         .Bind(5, args.at("intent_id").get<std::string>())
         .Bind(6, args.at("approval_id").get<std::string>())
         .Bind(7, now)
         .Run();
-    db.Prepare("UPDATE deploy_jobs SET restarts = restarts + 1, last_operation_id = ?2, "
-               "last_restart_ms = ?3 WHERE job_id = ?1")
-        .Bind(1, job_id).Bind(2, operation_id).Bind(3, now)
+    db.Prepare(
+          "UPDATE deploy_jobs SET restarts = restarts + 1, last_operation_id = ?2, "
+          "last_restart_ms = ?3 WHERE job_id = ?1")
+        .Bind(1, job_id)
+        .Bind(2, operation_id)
+        .Bind(3, now)
         .Run();
     txn.Commit();
     return StructuredResult("Restart of " + job_id + " (" + environment +
@@ -192,23 +198,22 @@ class RestartDeploymentJob final : public BackendTool {
     const std::string key = served["structuredContent"].value("idempotency_key", "");
     return ErrorResult(
         "The deployment API's response was lost after the restart request was sent: the "
-        "restart may have been accepted. Look up idempotency key '" + key +
-            "' with lookup_deployment_operation before doing anything else.",
+        "restart may have been accepted. Look up idempotency key '" +
+            key + "' with lookup_deployment_operation before doing anything else.",
         Json{{"type", "lost_response"}, {"backend", kBackend}, {"idempotency_key", key}});
   }
 
  private:
   static std::string KeyOf(const Json& args) {
-    return RestartKey(args.at("job_id").get<std::string>(),
-                      args.at("environment").get<std::string>(),
-                      args.at("intent_id").get<std::string>(),
-                      args.at("approval_id").get<std::string>());
+    return RestartKey(
+        args.at("job_id").get<std::string>(), args.at("environment").get<std::string>(),
+        args.at("intent_id").get<std::string>(), args.at("approval_id").get<std::string>());
   }
   static Json Operation(const std::string& id, const std::string& job, const std::string& env,
                         const std::string& key, int64_t created_ms) {
-    return Json{{"operation_id", id},     {"job_id", job},
-                {"environment", env},     {"idempotency_key", key},
-                {"state", "accepted"},    {"accepted_at", IsoTime(created_ms)}};
+    return Json{{"operation_id", id},  {"job_id", job},
+                {"environment", env},  {"idempotency_key", key},
+                {"state", "accepted"}, {"accepted_at", IsoTime(created_ms)}};
   }
 };
 

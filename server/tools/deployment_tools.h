@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "server/durable/ledger_service.h"
 #include "server/catalog/tool.h"
+#include "server/durable/ledger_service.h"
 #include "server/tools/fault_plan.h"
 
 namespace keel {

@@ -14,8 +14,8 @@ class EchoTool final : public Tool {
       "properties": {"text": {"type": "string", "description": "Text to send back"}},
       "required": ["text"],
       "additionalProperties": false})");
-    spec_.annotations = Json{{"readOnlyHint", true}, {"idempotentHint", true},
-                             {"openWorldHint", false}};
+    spec_.annotations =
+        Json{{"readOnlyHint", true}, {"idempotentHint", true}, {"openWorldHint", false}};
   }
   const ToolSpec& spec() const override { return spec_; }
   Json Call(ToolContext& ctx) override {

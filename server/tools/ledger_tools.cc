@@ -37,8 +37,10 @@ class MutationTool : public Tool {
       : ledger_(std::move(ledger)), crash_at_(std::move(crash_at)) {
     spec_.task_support = TaskSupport::kOptional;
     spec_.effect = EffectClass::kUnsafeWrite;
-    spec_.annotations = Json{{"readOnlyHint", false}, {"destructiveHint", false},
-                             {"idempotentHint", false}, {"openWorldHint", false}};
+    spec_.annotations = Json{{"readOnlyHint", false},
+                             {"destructiveHint", false},
+                             {"idempotentHint", false},
+                             {"openWorldHint", false}};
   }
   const ToolSpec& spec() const override { return spec_; }
 
@@ -58,9 +60,9 @@ class MutationTool : public Tool {
     // A task's deadline can be hours away; a writer waits for the lock 30 s at most.
     const auto wait = std::min<std::chrono::milliseconds>(ctx.remaining(), kMaxLockWait);
     ctx.checkpoint();  // cancelled before the effect: it never runs
-    Json result = key.empty() ? ledger_->RunUnkeyed(effect)
-                              : ledger_->RunKeyed(spec_.name, key, ctx.intent_arguments(), wait,
-                                                  effect);
+    Json result = key.empty()
+                      ? ledger_->RunUnkeyed(effect)
+                      : ledger_->RunKeyed(spec_.name, key, ctx.intent_arguments(), wait, effect);
     CrashIfAt("before_result");
     return result;
   }
@@ -119,9 +121,10 @@ class ChargeAccount final : public MutationTool {
     spec_.name = "charge_account";
     spec_.title = "Charge an account (demo)";
     spec_.description =
-        std::string("Demo backend in keel's own database: charges `cents` to `account` "
-                    "(accounts open with 100000 cents) and returns a fresh charge_id and the "
-                    "new balance. Stores no card or payment data.") +
+        std::string(
+            "Demo backend in keel's own database: charges `cents` to `account` "
+            "(accounts open with 100000 cents) and returns a fresh charge_id and the "
+            "new balance. Stores no card or payment data.") +
         kKeyNote;
     spec_.input_schema = Json::parse(R"({"type":"object","properties":{
         "account":{"type":"string","minLength":1,"maxLength":64},
@@ -164,7 +167,10 @@ class ChargeAccount final : public MutationTool {
         "INSERT INTO charges(charge_id, account, cents, idempotency_key, created_ms) "
         "VALUES(?1, ?2, ?3, ?4, ?5)");
     insert.Bind(1, charge_id).Bind(2, account).Bind(3, cents).Bind(5, now);
-    if (key.empty()) insert.BindNull(4); else insert.Bind(4, key);
+    if (key.empty())
+      insert.BindNull(4);
+    else
+      insert.Bind(4, key);
     insert.Run();
     EffectOutcome done;
     done.operation_id = charge_id;
@@ -187,10 +193,11 @@ class ReserveInventory final : public MutationTool {
     spec_.name = "reserve_inventory";
     spec_.title = "Reserve inventory (demo)";
     spec_.description =
-        std::string("Demo backend in keel's own database: reserves `quantity` units of `sku` "
-                    "for `tenant` (each tenant's sku opens with 100 in stock) and returns a "
-                    "fresh reservation_id and the remaining stock. The key binds sku, "
-                    "quantity, tenant and the operation.") +
+        std::string(
+            "Demo backend in keel's own database: reserves `quantity` units of `sku` "
+            "for `tenant` (each tenant's sku opens with 100 in stock) and returns a "
+            "fresh reservation_id and the remaining stock. The key binds sku, "
+            "quantity, tenant and the operation.") +
         kKeyNote;
     spec_.input_schema = Json::parse(R"({"type":"object","properties":{
         "sku":{"type":"string","minLength":1,"maxLength":64},
@@ -221,8 +228,8 @@ class ReserveInventory final : public MutationTool {
       EffectOutcome refused;
       refused.failed = true;
       refused.result = ErrorResult(
-          "Out of stock: " + tenant + "/" + sku + " has " + std::to_string(stock) +
-              " left, " + std::to_string(quantity) + " were asked; nothing was reserved.",
+          "Out of stock: " + tenant + "/" + sku + " has " + std::to_string(stock) + " left, " +
+              std::to_string(quantity) + " were asked; nothing was reserved.",
           Json{{"type", "out_of_stock"}, {"stock", stock}});
       return refused;
     }
@@ -237,7 +244,10 @@ class ReserveInventory final : public MutationTool {
         "INSERT INTO reservations(reservation_id, tenant, sku, quantity, idempotency_key, "
         "created_ms) VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
     insert.Bind(1, reservation_id).Bind(2, tenant).Bind(3, sku).Bind(4, quantity).Bind(6, now);
-    if (key.empty()) insert.BindNull(5); else insert.Bind(5, key);
+    if (key.empty())
+      insert.BindNull(5);
+    else
+      insert.Bind(5, key);
     insert.Run();
     EffectOutcome done;
     done.operation_id = reservation_id;
@@ -269,8 +279,8 @@ class LedgerLookup final : public Tool {
         "tool":{"type":"string","minLength":1,"maxLength":64},
         "key":{"type":"string","minLength":1,"maxLength":255}},
       "required":["tool","key"],"additionalProperties":false})");
-    spec_.annotations = Json{{"readOnlyHint", true}, {"idempotentHint", true},
-                             {"openWorldHint", false}};
+    spec_.annotations =
+        Json{{"readOnlyHint", true}, {"idempotentHint", true}, {"openWorldHint", false}};
   }
   const ToolSpec& spec() const override { return spec_; }
 

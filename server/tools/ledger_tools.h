@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "server/durable/ledger_service.h"
 #include "server/catalog/tool.h"
+#include "server/durable/ledger_service.h"
 
 namespace keel {
 

@@ -17,7 +17,9 @@ bool IsLowerHex(std::string_view text) {
   return true;
 }
 
-bool AllZero(std::string_view text) { return text.find_first_not_of('0') == std::string_view::npos; }
+bool AllZero(std::string_view text) {
+  return text.find_first_not_of('0') == std::string_view::npos;
+}
 
 // A W3C id of `bytes` random bytes, never all zero (which W3C reserves as invalid).
 std::string TraceHex(size_t bytes) {
@@ -61,12 +63,9 @@ std::string Rfc3339Micros(int64_t unix_us) {
 }
 
 Json TraceRecord(const TraceEvent& event, int64_t unix_us, const Json& resource) {
-  Json record = {{"ts", Rfc3339Micros(unix_us)},
-                 {"ts_unix_ms", unix_us / 1000},
-                 {"event", event.event},
-                 {"severity_text", event.severity},
-                 {"trace_id", event.trace_id},
-                 {"span_id", event.span_id}};
+  Json record = {{"ts", Rfc3339Micros(unix_us)}, {"ts_unix_ms", unix_us / 1000},
+                 {"event", event.event},         {"severity_text", event.severity},
+                 {"trace_id", event.trace_id},   {"span_id", event.span_id}};
   if (!event.parent_span_id.empty()) record["parent_span_id"] = event.parent_span_id;
   record["attributes"] = event.attributes;
   record["resource"] = resource;

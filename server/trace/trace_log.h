@@ -52,8 +52,7 @@ std::string Rfc3339Micros(int64_t unix_us);
 class TraceLog {
  public:
   // Opens (appending, creating) `path`. Null with *error set when it cannot.
-  static std::unique_ptr<TraceLog> Open(const std::string& path, Json resource,
-                                        std::string* error);
+  static std::unique_ptr<TraceLog> Open(const std::string& path, Json resource, std::string* error);
   ~TraceLog();
   TraceLog(const TraceLog&) = delete;
   TraceLog& operator=(const TraceLog&) = delete;

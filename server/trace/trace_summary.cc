@@ -98,29 +98,29 @@ std::string SummarizeTrace(std::istream& lines) {
   }
   std::string out;
   char row[512];
-  std::snprintf(row, sizeof(row), "%-28s %-14s %-10s %6s %7s %7s %8s %8s %8s %8s %8s %9s\n",
-                "tool", "backend", "outcome", "calls", "intents", "retries", "timeouts",
-                "breaker", "p50_ms", "p95_ms", "backend", "calls/");
+  std::snprintf(row, sizeof(row), "%-28s %-14s %-10s %6s %7s %7s %8s %8s %8s %8s %8s %9s\n", "tool",
+                "backend", "outcome", "calls", "intents", "retries", "timeouts", "breaker",
+                "p50_ms", "p95_ms", "backend", "calls/");
   out += row;
-  std::snprintf(row, sizeof(row), "%-28s %-14s %-10s %6s %7s %7s %8s %8s %8s %8s %8s %9s\n", "",
-                "", "", "", "", "", "", "rejects", "", "", "ops", "intent");
+  std::snprintf(row, sizeof(row), "%-28s %-14s %-10s %6s %7s %7s %8s %8s %8s %8s %8s %9s\n", "", "",
+                "", "", "", "", "", "rejects", "", "", "ops", "intent");
   out += row;
   for (auto& [key, group] : groups) {
     std::sort(group.durations_ms.begin(), group.durations_ms.end());
     const auto& [tool, backend, outcome] = key;
-    std::snprintf(row, sizeof(row),
-                  "%-28s %-14s %-10s %6zu %7zu %7zu %8zu %8zu %8.1f %8.1f %8zu %9.2f\n",
-                  tool.c_str(), backend.c_str(), outcome.c_str(), group.calls,
-                  group.intents.size(), group.retries, group.timeouts, group.breaker_rejects,
-                  Percentile(group.durations_ms, 0.50), Percentile(group.durations_ms, 0.95),
-                  group.operations.size(),
-                  group.intents.empty() ? 0.0
-                                        : static_cast<double>(group.calls) /
-                                              static_cast<double>(group.intents.size()));
+    std::snprintf(
+        row, sizeof(row), "%-28s %-14s %-10s %6zu %7zu %7zu %8zu %8zu %8.1f %8.1f %8zu %9.2f\n",
+        tool.c_str(), backend.c_str(), outcome.c_str(), group.calls, group.intents.size(),
+        group.retries, group.timeouts, group.breaker_rejects, Percentile(group.durations_ms, 0.50),
+        Percentile(group.durations_ms, 0.95), group.operations.size(),
+        group.intents.empty()
+            ? 0.0
+            : static_cast<double>(group.calls) / static_cast<double>(group.intents.size()));
     out += row;
   }
   if (groups.empty()) out += "(no finished calls in the trace)\n";
-  if (skipped > 0) out += std::to_string(skipped) + " line(s) were not trace records and were skipped\n";
+  if (skipped > 0)
+    out += std::to_string(skipped) + " line(s) were not trace records and were skipped\n";
   return out;
 }
 

@@ -1,10 +1,10 @@
 #include "server/transport/outbox.h"
 
-#include <sys/uio.h>
-
 #include <cassert>
 #include <cerrno>
 #include <iterator>
+
+#include <sys/uio.h>
 
 namespace keel {
 

@@ -1,8 +1,9 @@
 // The kill switch for writes (OPS-2) in the settings table.
+#include "ledger/kill_switch.h"
+
 #include <catch2/catch.hpp>
 
 #include "fakes/temp_dir.h"
-#include "ledger/kill_switch.h"
 #include "ledger/schema.h"
 
 namespace keel::kill_switch_test {

@@ -79,7 +79,7 @@ TEST_CASE("IDEM-2 the same key with other arguments is rejected and runs nothing
   CHECK(effect.runs == 1);
   CHECK(CountCharges(*db) == 1);
   CHECK(mismatch.record.executions == 1);
-  CHECK(mismatch.record.attempts == 1);  // answered from a read, like a replay
+  CHECK(mismatch.record.attempts == 1);          // answered from a read, like a replay
   CHECK(mismatch.record.fingerprint == kPrint);  // the first intent keeps the key
 }
 

@@ -54,7 +54,7 @@ TEST_CASE("IDEM-5 a claim commits in_progress, completes, then replays", "[ledge
   CHECK(replay.status == Status::kReplayed);
   CHECK(replay.result == kResult);
   CHECK(replay.record.executions == 1);
-  CHECK(replay.record.attempts == 1);  // the replay was a plain read
+  CHECK(replay.record.attempts == 1);                              // the replay was a plain read
   CHECK_FALSE(ledger.Complete(kTool, "k-1", kResult, false, ""));  // no longer a claim
 }
 

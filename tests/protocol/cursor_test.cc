@@ -1,11 +1,11 @@
 // Unit tests for protocol/cursor.h: opaque pagination cursors bound to one list.
 #include "protocol/cursor.h"
 
-#include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <limits>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 using keel::DecodeCursor;
 using keel::EncodeCursor;
@@ -52,13 +52,13 @@ TEST_CASE("a cursor minted for another list is refused") {
 TEST_CASE("empty, odd-length, non-hex and garbage cursors are refused") {
   const std::string good = EncodeCursor("tools", 40);
   CHECK(Decoded("tools", "") == -1);
-  CHECK(Decoded("tools", good.substr(1)) == -1);              // odd length
-  CHECK(Decoded("tools", good + "0") == -1);                  // odd length
-  CHECK(Decoded("tools", "zz" + good.substr(2)) == -1);       // non-hex
+  CHECK(Decoded("tools", good.substr(1)) == -1);         // odd length
+  CHECK(Decoded("tools", good + "0") == -1);             // odd length
+  CHECK(Decoded("tools", "zz" + good.substr(2)) == -1);  // non-hex
   CHECK(Decoded("tools", "not a cursor") == -1);
-  CHECK(Decoded("tools", "-1" + good.substr(2)) == -1);       // sign is not a hex digit
+  CHECK(Decoded("tools", "-1" + good.substr(2)) == -1);  // sign is not a hex digit
   CHECK(Decoded("tools", " " + good.substr(0, good.size() - 1)) == -1);
-  CHECK(Decoded("tools", std::string(1000, 'a')) == -1);      // overlong
+  CHECK(Decoded("tools", std::string(1000, 'a')) == -1);  // overlong
 }
 
 TEST_CASE("a cursor whose offset part is missing or not a number is refused") {

@@ -67,29 +67,123 @@ std::string Disagreement(const std::string& text) {
 TEST_CASE("ParseJson agrees with nlohmann on edge cases of the grammar") {
   const std::vector<std::string> cases = {
       // Documents and whitespace.
-      "", " ", "\xEF\xBB\xBF{}", "\xEF\xBB{}", "\xEF{}", " \xEF\xBB\xBF{}", "\t\n\r {} \t\n\r",
-      "{} x", "{}{}", "\f{}", "\v1", std::string("1\0", 2), std::string("\0", 1),
+      "",
+      " ",
+      "\xEF\xBB\xBF{}",
+      "\xEF\xBB{}",
+      "\xEF{}",
+      " \xEF\xBB\xBF{}",
+      "\t\n\r {} \t\n\r",
+      "{} x",
+      "{}{}",
+      "\f{}",
+      "\v1",
+      std::string("1\0", 2),
+      std::string("\0", 1),
       // Literals.
-      "true", "false", "null", "tru", "truex", "nul", "True", "[true,false,null]",
+      "true",
+      "false",
+      "null",
+      "tru",
+      "truex",
+      "nul",
+      "True",
+      "[true,false,null]",
       // Numbers.
-      "0", "-0", "-0.0", "0.0", "01", "-01", "1.", ".5", "-", "--1", "+1", "1e", "1e+", "1E5",
-      "1e-5", "1.5e+3", "-1.5E-3", "1e400", "-1e400", "1e-400", "2.2250738585072011e-308",
-      "9223372036854775807", "9223372036854775808", "-9223372036854775808",
-      "-9223372036854775809", "18446744073709551615", "18446744073709551616",
-      "123456789012345678901234567890", "-123456789012345678901234567890", "1.0", "100",
-      "0e0", "-0e-0", "[1,2 ,3 , 4]", "[1 2]", "1x", "0x10", "NaN", "Infinity", "-Infinity",
+      "0",
+      "-0",
+      "-0.0",
+      "0.0",
+      "01",
+      "-01",
+      "1.",
+      ".5",
+      "-",
+      "--1",
+      "+1",
+      "1e",
+      "1e+",
+      "1E5",
+      "1e-5",
+      "1.5e+3",
+      "-1.5E-3",
+      "1e400",
+      "-1e400",
+      "1e-400",
+      "2.2250738585072011e-308",
+      "9223372036854775807",
+      "9223372036854775808",
+      "-9223372036854775808",
+      "-9223372036854775809",
+      "18446744073709551615",
+      "18446744073709551616",
+      "123456789012345678901234567890",
+      "-123456789012345678901234567890",
+      "1.0",
+      "100",
+      "0e0",
+      "-0e-0",
+      "[1,2 ,3 , 4]",
+      "[1 2]",
+      "1x",
+      "0x10",
+      "NaN",
+      "Infinity",
+      "-Infinity",
       // Strings.
-      R"("")", R"("abc")", R"("a\"b")", R"("\\\/\b\f\n\r\t")", R"("\u0041\u00e9\u4e2d")",
-      R"("\u0000")", R"("\ud83d\ude00")", R"("\ud83d")", R"("\ude00")", R"("\ud83d\u0041")",
-      R"("\ud83dx")", R"("\u12")", R"("\u12G4")", R"("\x")", R"("\'")", "\"tab\there\"",
-      "\"nl\nhere\"", "\"\x1f\"", "\"\x7f\"", "\"caf\xc3\xa9\"", "\"\xc3\"", "\"\xc0\xaf\"",
-      "\"\xe0\x80\xaf\"", "\"\xed\xa0\x80\"", "\"\xf4\x90\x80\x80\"", "\"\xf0\x9f\x98\x80\"",
-      "\"\xff\"", "\"unterminated", "\"\\", "\"\\u",
+      R"("")",
+      R"("abc")",
+      R"("a\"b")",
+      R"("\\\/\b\f\n\r\t")",
+      R"("\u0041\u00e9\u4e2d")",
+      R"("\u0000")",
+      R"("\ud83d\ude00")",
+      R"("\ud83d")",
+      R"("\ude00")",
+      R"("\ud83d\u0041")",
+      R"("\ud83dx")",
+      R"("\u12")",
+      R"("\u12G4")",
+      R"("\x")",
+      R"("\'")",
+      "\"tab\there\"",
+      "\"nl\nhere\"",
+      "\"\x1f\"",
+      "\"\x7f\"",
+      "\"caf\xc3\xa9\"",
+      "\"\xc3\"",
+      "\"\xc0\xaf\"",
+      "\"\xe0\x80\xaf\"",
+      "\"\xed\xa0\x80\"",
+      "\"\xf4\x90\x80\x80\"",
+      "\"\xf0\x9f\x98\x80\"",
+      "\"\xff\"",
+      "\"unterminated",
+      "\"\\",
+      "\"\\u",
       // Objects and arrays.
-      "{}", "[]", "{ }", "[ ]", R"({"a":1})", R"({"a":1,})", R"({,"a":1})", R"({"a" 1})",
-      R"({"a":})", R"({a:1})", R"({"a":1 "b":2})", R"({"a":1,"a":2})",
-      R"({"a":{"x":1},"a":[2]})", R"({"b":1,"a":2,"c":3})", "[", "]", "[1,]", "[,1]", "[[[]]]",
-      R"({"k\u0000":1})", R"({"":""})", R"([{"a":[{"b":null}]}])",
+      "{}",
+      "[]",
+      "{ }",
+      "[ ]",
+      R"({"a":1})",
+      R"({"a":1,})",
+      R"({,"a":1})",
+      R"({"a" 1})",
+      R"({"a":})",
+      R"({a:1})",
+      R"({"a":1 "b":2})",
+      R"({"a":1,"a":2})",
+      R"({"a":{"x":1},"a":[2]})",
+      R"({"b":1,"a":2,"c":3})",
+      "[",
+      "]",
+      "[1,]",
+      "[,1]",
+      "[[[]]]",
+      R"({"k\u0000":1})",
+      R"({"":""})",
+      R"([{"a":[{"b":null}]}])",
       R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}})",
   };
   for (const std::string& text : cases) {
@@ -117,9 +211,15 @@ TEST_CASE("ParseJson agrees with nlohmann on mutated documents") {
       const size_t at = rng() % text.size();
       const char c = alphabet[rng() % alphabet.size()];
       switch (rng() % 3) {
-        case 0: text[at] = c; break;
-        case 1: text.insert(at, 1, c); break;
-        default: text.erase(at, 1); break;
+        case 0:
+          text[at] = c;
+          break;
+        case 1:
+          text.insert(at, 1, c);
+          break;
+        default:
+          text.erase(at, 1);
+          break;
       }
     }
     const std::string problem = Disagreement(text);
@@ -139,30 +239,46 @@ TEST_CASE("ParseJson reads back generated documents exactly as nlohmann does") {
     const int length = static_cast<int>(rng() % 8);
     for (int i = 0; i < length; ++i) {
       switch (rng() % 4) {
-        case 0: s += static_cast<char>(rng() % 0x20); break;  // escaped on output
-        case 1: s += "\xc3\xa9"; break;
-        case 2: s += "\xf0\x9f\x98\x80"; break;
-        default: s += static_cast<char>('a' + rng() % 26); break;
+        case 0:
+          s += static_cast<char>(rng() % 0x20);
+          break;  // escaped on output
+        case 1:
+          s += "\xc3\xa9";
+          break;
+        case 2:
+          s += "\xf0\x9f\x98\x80";
+          break;
+        default:
+          s += static_cast<char>('a' + rng() % 26);
+          break;
       }
     }
     return s;
   };
   std::function<json(int)> random_value = [&](int depth) -> json {
     switch (rng() % (depth > 3 ? 6 : 8)) {
-      case 0: return nullptr;
-      case 1: return rng() % 2 == 0;
-      case 2: return static_cast<int64_t>(rng()) - static_cast<int64_t>(rng());
-      case 3: return static_cast<uint64_t>(rng()) << 32 | rng();
-      case 4: return std::ldexp(static_cast<double>(rng()), static_cast<int>(rng() % 200) - 100);
-      case 5: return random_string();
+      case 0:
+        return nullptr;
+      case 1:
+        return rng() % 2 == 0;
+      case 2:
+        return static_cast<int64_t>(rng()) - static_cast<int64_t>(rng());
+      case 3:
+        return static_cast<uint64_t>(rng()) << 32 | rng();
+      case 4:
+        return std::ldexp(static_cast<double>(rng()), static_cast<int>(rng() % 200) - 100);
+      case 5:
+        return random_string();
       case 6: {
         json array = json::array();
-        for (int n = static_cast<int>(rng() % 4); n > 0; --n) array.push_back(random_value(depth + 1));
+        for (int n = static_cast<int>(rng() % 4); n > 0; --n)
+          array.push_back(random_value(depth + 1));
         return array;
       }
       default: {
         json object = json::object();
-        for (int n = static_cast<int>(rng() % 4); n > 0; --n) object[random_string()] = random_value(depth + 1);
+        for (int n = static_cast<int>(rng() % 4); n > 0; --n)
+          object[random_string()] = random_value(depth + 1);
         return object;
       }
     }

@@ -4,12 +4,12 @@
 // DC-2 (encoding: one compact line, no raw newline, invalid UTF-8 replaced, never throws).
 #include "protocol/json_rpc.h"
 
-#include <catch2/catch.hpp>
-
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <variant>
+
+#include <catch2/catch.hpp>
 
 #include "protocol/error_codes.h"
 #include "protocol/utf8.h"
@@ -73,7 +73,8 @@ TEST_CASE("request ids are echoed with their exact JSON type and value") {
 }
 
 TEST_CASE("a message with a method and an id is a request carrying its params") {
-  const Message m = Decoded(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}})");
+  const Message m =
+      Decoded(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}})");
   CHECK(m.kind == MessageKind::kRequest);
   CHECK(m.method == "tools/call");
   CHECK(keel::DumpCompact(m.id) == "3");
@@ -88,7 +89,8 @@ TEST_CASE("params that are not an object: -32602 for a request, unanswerable for
   CHECK(request_error->code == -32602);
   CHECK(request_error->id == Json(4));
   CHECK_FALSE(request_error->notification);
-  const auto note = DecodeLine(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":7})");
+  const auto note =
+      DecodeLine(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":7})");
   const auto* note_error = std::get_if<DecodeError>(&note);
   REQUIRE(note_error != nullptr);
   CHECK(note_error->notification);
@@ -122,9 +124,9 @@ TEST_CASE("a message with an id and exactly one of result or error is a response
 }
 
 TEST_CASE("unparsable JSON is a parse error without an id") {
-  for (const std::string& line : {std::string(R"({"jsonrpc":"2.0","id":1,"method":)"), std::string("not json"),
-                                 std::string(R"({"jsonrpc":"2.0","id":1,"method":"a"}})"),
-                                 std::string("{'id':1}")}) {
+  for (const std::string& line :
+       {std::string(R"({"jsonrpc":"2.0","id":1,"method":)"), std::string("not json"),
+        std::string(R"({"jsonrpc":"2.0","id":1,"method":"a"}})"), std::string("{'id':1}")}) {
     const DecodeError e = Refused(line);
     CHECK(e.code == keel::kParseError);
     CHECK(RefusedId(e) == "<none>");
@@ -143,8 +145,8 @@ TEST_CASE("invalid UTF-8 is a parse error without an id even when the id is read
 }
 
 TEST_CASE("a JSON array is refused as batching with -32600 and no id") {
-  for (const std::string& line : {std::string(R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])"),
-                                 std::string("[]")}) {
+  for (const std::string& line :
+       {std::string(R"([{"jsonrpc":"2.0","id":1,"method":"ping"}])"), std::string("[]")}) {
     const DecodeError e = Refused(line);
     CHECK(e.code == keel::kInvalidRequest);
     CHECK_THAT(e.message, Catch::Contains("Batching"));
@@ -237,8 +239,8 @@ TEST_CASE("nesting deeper than 128 levels is a parse error, 128 levels still par
   CHECK(at_limit.code == keel::kInvalidRequest);
 
   // Inside a request: root object + params object + 127 arrays = 129 levels.
-  const DecodeError in_params = Refused(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"a":)" +
-                                        NestedArrays(127) + "}}");
+  const DecodeError in_params =
+      Refused(R"({"jsonrpc":"2.0","id":1,"method":"m","params":{"a":)" + NestedArrays(127) + "}}");
   CHECK(in_params.code == keel::kParseError);
   CHECK(RefusedId(in_params) == "<none>");
 
@@ -255,8 +257,8 @@ TEST_CASE("encoded messages are one compact line even when strings contain newli
   CHECK(r == R"({"jsonrpc":"2.0","id":1,"result":{"list":[1,2],"text":"line1\nline2\r\n"}})");
   CHECK(Json::parse(r).at("result") == result);
 
-  const std::string e = keel::EncodeError(Json("a"), keel::kInvalidParams, "bad\nthing",
-                                          Json{{"why", "x\ny"}});
+  const std::string e =
+      keel::EncodeError(Json("a"), keel::kInvalidParams, "bad\nthing", Json{{"why", "x\ny"}});
   CHECK_FALSE(HasRawNewline(e));
   CHECK(Json::parse(e).at("error").at("message").get<std::string>() == "bad\nthing");
 
@@ -287,7 +289,8 @@ TEST_CASE("an error without an id has no id member at all") {
   CHECK_FALSE(Json::parse(line).contains("id"));
 
   // With data, data is kept; a null data is left out.
-  const Json with_data = Json::parse(keel::EncodeError(Json(0), keel::kInvalidParams, "m", {{"k", 1}}));
+  const Json with_data =
+      Json::parse(keel::EncodeError(Json(0), keel::kInvalidParams, "m", {{"k", 1}}));
   CHECK(with_data.at("id").get<int>() == 0);
   CHECK(with_data.at("error").at("data").at("k").get<int>() == 1);
   CHECK_FALSE(Json::parse(keel::EncodeError(Json(0), 1, "m")).at("error").contains("data"));

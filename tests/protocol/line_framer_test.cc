@@ -1,11 +1,11 @@
 // Unit tests for protocol/line_framer.h: newline framing with a line-size cap.
 #include "protocol/line_framer.h"
 
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 namespace line_framer_test {
 

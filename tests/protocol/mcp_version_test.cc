@@ -1,9 +1,9 @@
 // Unit tests for protocol/mcp_version.h: protocol version negotiation for initialize.
 #include "protocol/mcp_version.h"
 
-#include <catch2/catch.hpp>
-
 #include <string>
+
+#include <catch2/catch.hpp>
 
 using keel::NegotiateProtocolVersion;
 

@@ -1,12 +1,12 @@
 #include "protocol/schema_validator.h"
 
-#include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 namespace schema_validator_test {
 
@@ -23,7 +23,9 @@ std::string Outcome(const json& schema, const json& instance) {
   return keel::ValidateSchema(schema, instance).value_or("valid");
 }
 
-std::string WellFormed(const json& schema) { return keel::CheckSchemaWellFormed(schema).value_or("ok"); }
+std::string WellFormed(const json& schema) {
+  return keel::CheckSchemaWellFormed(schema).value_or("ok");
+}
 
 // `depth` arrays nested inside each other, built without recursion.
 json NestedArrays(int depth) {
@@ -105,7 +107,8 @@ TEST_CASE("the root location name can be chosen by the caller") {
 TEST_CASE("enum failures quote the value and the allowed values") {
   json schema = R"({"properties": {"mode": {"enum": ["a", "b"]}}})"_json;
   CHECK(Outcome(schema, R"({"mode": "a"})"_json) == "valid");
-  CHECK(Outcome(schema, R"({"mode": "x"})"_json) == R"(arguments.mode: "x" is not one of ["a","b"])");
+  CHECK(Outcome(schema, R"({"mode": "x"})"_json) ==
+        R"(arguments.mode: "x" is not one of ["a","b"])");
 }
 
 TEST_CASE("enum and const compare deeply, with 1 equal to 1.0 but false not equal to 0") {
@@ -114,8 +117,8 @@ TEST_CASE("enum and const compare deeply, with 1 equal to 1.0 but false not equa
   CHECK(Outcome(numbers, R"(2.5)"_json) == "arguments: 2.5 is not one of [1,2]");
   CHECK(Outcome(R"({"enum": [false]})"_json, 0) == "arguments: 0 is not one of [false]");
   CHECK(Outcome(R"({"enum": [0]})"_json, false) == "arguments: false is not one of [0]");
-  CHECK(Outcome(R"({"const": {"a": [1, {"b": null}]}})"_json, R"({"a": [1.0, {"b": null}]})"_json) ==
-        "valid");
+  CHECK(Outcome(R"({"const": {"a": [1, {"b": null}]}})"_json,
+                R"({"a": [1.0, {"b": null}]})"_json) == "valid");
   CHECK(Outcome(R"({"const": {"a": [1]}})"_json, R"({"a": [1], "b": 2})"_json) ==
         R"(arguments: {"a":[1],"b":2} is not equal to {"a":[1]})");
   CHECK(Outcome(R"({"const": "on"})"_json, "off") == R"(arguments: "off" is not equal to "on")");
@@ -127,7 +130,8 @@ TEST_CASE("numeric bounds report the value and the bound") {
   CHECK(Outcome(schema, R"({"count": 1})"_json) == "valid");
   CHECK(Outcome(schema, R"({"count": 10})"_json) == "valid");
   CHECK(Outcome(schema, R"({"count": 0})"_json) == "arguments.count: 0 is less than minimum 1");
-  CHECK(Outcome(schema, R"({"count": 10.5})"_json) == "arguments.count: 10.5 is greater than maximum 10");
+  CHECK(Outcome(schema, R"({"count": 10.5})"_json) ==
+        "arguments.count: 10.5 is greater than maximum 10");
   json exclusive = R"({"exclusiveMinimum": 0, "exclusiveMaximum": 1})"_json;
   CHECK(Outcome(exclusive, 0.5) == "valid");
   CHECK(Outcome(exclusive, 0) == "arguments: 0 is not greater than exclusiveMinimum 0");
@@ -153,8 +157,9 @@ TEST_CASE("numeric bounds compare exactly across integer and floating representa
 TEST_CASE("string lengths count Unicode code points, not bytes") {
   json schema = R"({"minLength": 2, "maxLength": 3})"_json;
   CHECK(Outcome(schema, "ab") == "valid");
-  CHECK(Outcome(schema, "\xC3\xA9\xC3\xA9\xC3\xA9") == "valid");    // "ééé": 6 bytes, 3 code points
-  CHECK(Outcome(schema, "\xF0\x9F\x92\xA9") == "arguments: string has 1 character, fewer than minLength 2");
+  CHECK(Outcome(schema, "\xC3\xA9\xC3\xA9\xC3\xA9") == "valid");  // "ééé": 6 bytes, 3 code points
+  CHECK(Outcome(schema, "\xF0\x9F\x92\xA9") ==
+        "arguments: string has 1 character, fewer than minLength 2");
   CHECK(Outcome(schema, "abcd") == "arguments: string has 4 characters, more than maxLength 3");
   CHECK(Outcome(schema, 12345) == "valid");  // lengths only constrain strings
 }
@@ -165,9 +170,11 @@ TEST_CASE("array item errors use [i] paths") {
   CHECK(Outcome(schema, R"({"tags": ["a", "b", 3]})"_json) ==
         "arguments.tags[2]: expected string, got integer");
   json matrix = R"({"items": {"items": {"type": "number"}}})"_json;
-  CHECK(Outcome(matrix, R"([[1], [2, "x"]])"_json) == "arguments[1][1]: expected number, got string");
+  CHECK(Outcome(matrix, R"([[1], [2, "x"]])"_json) ==
+        "arguments[1][1]: expected number, got string");
   json records = R"({"items": {"required": ["id"]}})"_json;
-  CHECK(Outcome(records, R"([{"id": 1}, {}])"_json) == "arguments[1]: missing required property 'id'");
+  CHECK(Outcome(records, R"([{"id": 1}, {}])"_json) ==
+        "arguments[1]: missing required property 'id'");
 }
 
 TEST_CASE("the array form of items applies positionally and leaves extra items free") {
@@ -185,7 +192,8 @@ TEST_CASE("minItems and maxItems report the item count") {
   CHECK(Outcome(schema, R"([])"_json) == "arguments: array has 0 items, fewer than minItems 1");
   CHECK(Outcome(R"({"minItems": 2})"_json, R"([1])"_json) ==
         "arguments: array has 1 item, fewer than minItems 2");
-  CHECK(Outcome(schema, R"([1, 2, 3])"_json) == "arguments: array has 3 items, more than maxItems 2");
+  CHECK(Outcome(schema, R"([1, 2, 3])"_json) ==
+        "arguments: array has 3 items, more than maxItems 2");
   CHECK(Outcome(schema, "not an array") == "valid");
 }
 
@@ -205,7 +213,8 @@ TEST_CASE("an additionalProperties schema applies only to undeclared properties"
 }
 
 TEST_CASE("annotations and unknown keywords do not affect validation") {
-  json schema = R"({"$schema": "http://json-schema.org/draft-07/schema#", "title": "t", "description": "d",
+  json schema =
+      R"({"$schema": "http://json-schema.org/draft-07/schema#", "title": "t", "description": "d",
                     "default": 3, "examples": [1], "pattern": "^a", "x-custom": {"type": "string"},
                     "type": "integer"})"_json;
   CHECK(Outcome(schema, 5) == "valid");
@@ -213,9 +222,10 @@ TEST_CASE("annotations and unknown keywords do not affect validation") {
 }
 
 TEST_CASE("a malformed schema makes validation report an invalid schema instead of throwing") {
-  for (const char* text : {R"({"type": "strin"})", R"({"minimum": "1"})", R"({"required": "text"})",
-                           R"({"properties": {"a": 5}})", R"({"minLength": -1})", R"({"maxItems": 1.5})",
-                           R"({"enum": 3})", R"({"items": [{"type": 1}]})", R"(42)"}) {
+  for (const char* text :
+       {R"({"type": "strin"})", R"({"minimum": "1"})", R"({"required": "text"})",
+        R"({"properties": {"a": 5}})", R"({"minLength": -1})", R"({"maxItems": 1.5})",
+        R"({"enum": 3})", R"({"items": [{"type": 1}]})", R"(42)"}) {
     INFO(text);
     std::optional<std::string> result;
     REQUIRE_NOTHROW(result = keel::ValidateSchema(json::parse(text), json::object()));
@@ -223,7 +233,8 @@ TEST_CASE("a malformed schema makes validation report an invalid schema instead 
     CHECK(result->rfind("arguments: schema is invalid: #", 0) == 0);
   }
   CHECK(Outcome(R"({"properties": {"a": {"exclusiveMinimum": true}}})"_json, json::object()) ==
-        "arguments: schema is invalid: #/properties/a/exclusiveMinimum: must be a number, got boolean");
+        "arguments: schema is invalid: #/properties/a/exclusiveMinimum: must be a number, got "
+        "boolean");
 }
 
 TEST_CASE("well-formedness accepts a typical tool schema and rejects unsupported keywords") {
@@ -237,9 +248,12 @@ TEST_CASE("well-formedness accepts a typical tool schema and rejects unsupported
   CHECK(WellFormed(R"({"properties": {"a/b": {"pattern": "x"}}})"_json) ==
         "#/properties/a~1b/pattern: unsupported keyword");
   CHECK(WellFormed(R"({"type": "strin"})"_json) == "#/type: unknown type \"strin\"");
-  CHECK(WellFormed(R"({"type": ["string", "string"]})"_json) == "#/type: lists type \"string\" twice");
-  CHECK(WellFormed(R"({"required": ["a", 1]})"_json) == "#/required: must contain only strings, got integer");
-  CHECK(WellFormed(R"({"minLength": -1})"_json) == "#/minLength: must be a non-negative integer, got -1");
+  CHECK(WellFormed(R"({"type": ["string", "string"]})"_json) ==
+        "#/type: lists type \"string\" twice");
+  CHECK(WellFormed(R"({"required": ["a", 1]})"_json) ==
+        "#/required: must contain only strings, got integer");
+  CHECK(WellFormed(R"({"minLength": -1})"_json) ==
+        "#/minLength: must be a non-negative integer, got -1");
   CHECK(WellFormed(R"({"description": 3})"_json) == "#/description: must be a string, got integer");
   CHECK(WellFormed("object") == "#: a schema must be an object or a boolean, got string");
 }
@@ -252,10 +266,12 @@ TEST_CASE("a $ref to the root's $defs is enforced, as in the MCP 2020-12 example
       "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
       "additionalProperties": false})"_json;
   CHECK(WellFormed(schema) == "ok");
-  CHECK(Outcome(schema, R"({"name": "n", "address": {"street": "s", "city": "c"}})"_json) == "valid");
+  CHECK(Outcome(schema, R"({"name": "n", "address": {"street": "s", "city": "c"}})"_json) ==
+        "valid");
   CHECK(Outcome(schema, R"({"address": {"city": 5}})"_json) ==
         "arguments.address.city: expected string, got integer");
-  CHECK(Outcome(schema, R"({"address": "x"})"_json) == "arguments.address: expected object, got string");
+  CHECK(Outcome(schema, R"({"address": "x"})"_json) ==
+        "arguments.address: expected object, got string");
   CHECK(Outcome(schema, R"({"zip": 1})"_json) == "arguments: unexpected property 'zip'");
   CHECK(keel::ValidateCheckedSchema(schema, R"({"address": {"city": 5}})"_json) ==
         keel::ValidateSchema(schema, R"({"address": {"city": 5}})"_json));
@@ -275,7 +291,8 @@ TEST_CASE("a $ref applies together with its sibling keywords and may name a bool
 }
 
 TEST_CASE("a recursive $ref that descends into the instance is fine and stays depth bounded") {
-  json schema = R"({"$defs": {"node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/node"}},
+  json schema =
+      R"({"$defs": {"node": {"type": "object", "properties": {"child": {"$ref": "#/$defs/node"}},
                                         "additionalProperties": false}},
                     "$ref": "#/$defs/node"})"_json;
   CHECK(WellFormed(schema) == "ok");
@@ -293,17 +310,19 @@ TEST_CASE("references other than to the root's $defs, dangling ones and loops ar
         "got \"#/definitions/x\"");
   CHECK(WellFormed(R"({"$ref": "https://example.com/s.json"})"_json).find("only references to") !=
         std::string::npos);
-  CHECK(WellFormed(R"({"$defs": {"a b": true}, "$ref": "#/$defs/a%20b"})"_json).find("only references to") !=
-        std::string::npos);
+  CHECK(WellFormed(R"({"$defs": {"a b": true}, "$ref": "#/$defs/a%20b"})"_json)
+            .find("only references to") != std::string::npos);
   CHECK(WellFormed(R"({"$ref": "#/$defs/missing"})"_json) ==
         "#/$ref: \"#/$defs/missing\" names no schema under the root's $defs");
   CHECK(WellFormed(R"({"$ref": 3})"_json) == "#/$ref: must be a string, got integer");
   CHECK(WellFormed(R"({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}})"_json) ==
         "#/$defs/a/$ref: the references from \"#/$defs/b\" form a cycle");
-  CHECK(WellFormed(R"({"$defs": {"a": {"pattern": "x"}}})"_json) == "#/$defs/a/pattern: unsupported keyword");
+  CHECK(WellFormed(R"({"$defs": {"a": {"pattern": "x"}}})"_json) ==
+        "#/$defs/a/pattern: unsupported keyword");
   CHECK(WellFormed(R"({"$defs": []})"_json) == "#/$defs: must be an object, got array");
   // Validation reports such a schema as invalid instead of guessing.
-  CHECK(Outcome(R"({"$ref": "#/$defs/missing"})"_json, 1).rfind("arguments: schema is invalid: #/$ref", 0) == 0);
+  CHECK(Outcome(R"({"$ref": "#/$defs/missing"})"_json, 1)
+            .rfind("arguments: schema is invalid: #/$ref", 0) == 0);
 }
 
 TEST_CASE("schema nesting past the depth bound is reported, not recursed into") {
@@ -320,7 +339,8 @@ TEST_CASE("a hostile deeply nested instance neither overflows the stack nor floo
   CHECK(Outcome(R"({"items": {"items": {"type": "array"}}})"_json, instance) == "valid");
   CHECK(Outcome(R"({"enum": [[[1]]]})"_json, instance) ==
         "arguments: <deeply nested array> is not one of [[[1]]]");
-  CHECK(Outcome(R"({"const": 1})"_json, instance) == "arguments: <deeply nested array> is not equal to 1");
+  CHECK(Outcome(R"({"const": 1})"_json, instance) ==
+        "arguments: <deeply nested array> is not equal to 1");
   CHECK(Outcome(R"({"type": "object"})"_json, instance) == "arguments: expected object, got array");
   json long_string = std::string(10000, 'x');
   CHECK(Outcome(R"({"enum": ["y"]})"_json, long_string).size() < 200);
@@ -332,13 +352,27 @@ namespace {
 // (anywhere, recursively) is skipped rather than expected to pass.
 // An allow-list rather than a list of known-unsupported keywords, so a keyword added to a future
 // suite release is skipped and reported instead of failing mysteriously.
-const std::set<std::string> kSupportedKeywords = {
-    "type", "enum", "const",
-    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-    "minLength", "maxLength",
-    "items", "minItems", "maxItems",
-    "properties", "required", "additionalProperties",
-    "description", "title", "default", "$schema", "examples", "$comment"};
+const std::set<std::string> kSupportedKeywords = {"type",
+                                                  "enum",
+                                                  "const",
+                                                  "minimum",
+                                                  "maximum",
+                                                  "exclusiveMinimum",
+                                                  "exclusiveMaximum",
+                                                  "minLength",
+                                                  "maxLength",
+                                                  "items",
+                                                  "minItems",
+                                                  "maxItems",
+                                                  "properties",
+                                                  "required",
+                                                  "additionalProperties",
+                                                  "description",
+                                                  "title",
+                                                  "default",
+                                                  "$schema",
+                                                  "examples",
+                                                  "$comment"};
 
 // Collects the keywords used by `schema`, descending only into values that are themselves schemas,
 // so that a property merely *named* like a keyword is not mistaken for one.
@@ -361,16 +395,17 @@ void CollectKeywords(const json& schema, std::set<std::string>& keywords) {
 TEST_CASE("the official JSON-Schema-Test-Suite draft7 cases for supported keywords all pass") {
   const std::filesystem::path suite_dir = std::filesystem::path(KEEL_SCHEMA_SUITE_DIR) / "draft7";
   if (!std::filesystem::is_directory(suite_dir)) {
-    FAIL("JSON-Schema-Test-Suite not found at " << suite_dir.string()
-                                                << " (install the Debian package json-schema-test-suite)");
+    FAIL("JSON-Schema-Test-Suite not found at "
+         << suite_dir.string() << " (install the Debian package json-schema-test-suite)");
   }
   int ran = 0;
   int skipped = 0;
   std::map<std::string, int> skipped_by_keyword;
   // The keyword files named in the brief, plus two that exercise only supported features.
-  for (const char* name : {"type", "properties", "required", "enum", "const", "minimum", "maximum",
-                           "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "items",
-                           "minItems", "maxItems", "additionalProperties", "boolean_schema", "default"}) {
+  for (const char* name :
+       {"type", "properties", "required", "enum", "const", "minimum", "maximum", "exclusiveMinimum",
+        "exclusiveMaximum", "minLength", "maxLength", "items", "minItems", "maxItems",
+        "additionalProperties", "boolean_schema", "default"}) {
     const std::filesystem::path file = suite_dir / (std::string(name) + ".json");
     INFO("suite file " << file.string());
     std::ifstream stream(file);
@@ -383,17 +418,20 @@ TEST_CASE("the official JSON-Schema-Test-Suite draft7 cases for supported keywor
       CollectKeywords(schema, keywords);
       std::string unsupported;
       for (const std::string& keyword : keywords) {
-        if (!kSupportedKeywords.count(keyword)) unsupported += (unsupported.empty() ? "" : ",") + keyword;
+        if (!kSupportedKeywords.count(keyword))
+          unsupported += (unsupported.empty() ? "" : ",") + keyword;
       }
       if (!unsupported.empty()) {
         skipped += static_cast<int>(group.at("tests").size());
         skipped_by_keyword[unsupported] += static_cast<int>(group.at("tests").size());
         continue;
       }
-      INFO("group: " << group.at("description").get<std::string>() << "; schema: " << schema.dump());
+      INFO("group: " << group.at("description").get<std::string>()
+                     << "; schema: " << schema.dump());
       CHECK(WellFormed(schema) == "ok");
       for (const json& test : group.at("tests")) {
-        INFO("case: " << test.at("description").get<std::string>() << "; data: " << test.at("data").dump());
+        INFO("case: " << test.at("description").get<std::string>()
+                      << "; data: " << test.at("data").dump());
         const std::optional<std::string> error = keel::ValidateSchema(schema, test.at("data"));
         INFO("validator said: " << error.value_or("valid"));
         // The per-call variant (the schema is checked once, at registration) must agree exactly.
@@ -409,7 +447,7 @@ TEST_CASE("the official JSON-Schema-Test-Suite draft7 cases for supported keywor
     skip_reasons += " " + keywords + "=" + std::to_string(count);
   }
   WARN("JSON-Schema-Test-Suite draft7: ran " << ran << " cases, skipped " << skipped
-                                               << " (unsupported keywords:" << skip_reasons << ")");
+                                             << " (unsupported keywords:" << skip_reasons << ")");
   CHECK(ran >= 150);
 }
 

@@ -1,9 +1,9 @@
 // Unit tests for protocol/utf8.h: RFC 3629 well-formedness of incoming lines.
 #include "protocol/utf8.h"
 
-#include <catch2/catch.hpp>
-
 #include <string>
+
+#include <catch2/catch.hpp>
 
 using keel::IsValidUtf8;
 
@@ -28,7 +28,11 @@ TEST_CASE("well-formed 2, 3 and 4 byte sequences are valid, including the bounda
   CHECK(IsValidUtf8("\xF0\x90\x80\x80"));  // U+10000, smallest 4-byte
   CHECK(IsValidUtf8("\xF0\x9F\x98\x80"));  // 😀
   CHECK(IsValidUtf8("\xF4\x8F\xBF\xBF"));  // U+10FFFF, the largest code point
-  CHECK(IsValidUtf8("a\xC3\xA9" "b\xE2\x82\xAC" "c\xF0\x9F\x98\x80" "d"));
+  CHECK(
+      IsValidUtf8("a\xC3\xA9"
+                  "b\xE2\x82\xAC"
+                  "c\xF0\x9F\x98\x80"
+                  "d"));
 }
 
 TEST_CASE("overlong encodings are invalid") {
@@ -42,10 +46,10 @@ TEST_CASE("overlong encodings are invalid") {
 }
 
 TEST_CASE("UTF-16 surrogates encoded in UTF-8 are invalid") {
-  CHECK_FALSE(IsValidUtf8("\xED\xA0\x80"));  // U+D800
-  CHECK_FALSE(IsValidUtf8("\xED\xAF\xBF"));  // U+DBFF
-  CHECK_FALSE(IsValidUtf8("\xED\xB0\x80"));  // U+DC00
-  CHECK_FALSE(IsValidUtf8("\xED\xBF\xBF"));  // U+DFFF
+  CHECK_FALSE(IsValidUtf8("\xED\xA0\x80"));              // U+D800
+  CHECK_FALSE(IsValidUtf8("\xED\xAF\xBF"));              // U+DBFF
+  CHECK_FALSE(IsValidUtf8("\xED\xB0\x80"));              // U+DC00
+  CHECK_FALSE(IsValidUtf8("\xED\xBF\xBF"));              // U+DFFF
   CHECK_FALSE(IsValidUtf8("\xED\xA0\xBD\xED\xB8\x80"));  // CESU-8 pair for U+1F600
 }
 
@@ -53,7 +57,7 @@ TEST_CASE("code points above U+10FFFF and the bytes F5..FF are invalid") {
   CHECK_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));  // U+110000
   CHECK_FALSE(IsValidUtf8("\xF7\xBF\xBF\xBF"));  // U+1FFFFF
   CHECK_FALSE(IsValidUtf8("\xF5\x80\x80\x80"));
-  CHECK_FALSE(IsValidUtf8("\xF8\x88\x80\x80\x80"));  // old 5-byte form
+  CHECK_FALSE(IsValidUtf8("\xF8\x88\x80\x80\x80"));      // old 5-byte form
   CHECK_FALSE(IsValidUtf8("\xFC\x84\x80\x80\x80\x80"));  // old 6-byte form
   CHECK_FALSE(IsValidUtf8("\xFE"));
   CHECK_FALSE(IsValidUtf8("\xFF"));
@@ -64,16 +68,24 @@ TEST_CASE("truncated sequences are invalid, at the end or before other bytes") {
   CHECK_FALSE(IsValidUtf8("\xE2\x82"));
   CHECK_FALSE(IsValidUtf8("\xF0\x9F\x98"));
   CHECK_FALSE(IsValidUtf8("abc\xE2"));
-  CHECK_FALSE(IsValidUtf8("\xC3" "a"));
-  CHECK_FALSE(IsValidUtf8("\xE2\x82" "a"));
-  CHECK_FALSE(IsValidUtf8("\xF0\x9F\x98" "\""));
+  CHECK_FALSE(
+      IsValidUtf8("\xC3"
+                  "a"));
+  CHECK_FALSE(
+      IsValidUtf8("\xE2\x82"
+                  "a"));
+  CHECK_FALSE(
+      IsValidUtf8("\xF0\x9F\x98"
+                  "\""));
   CHECK_FALSE(IsValidUtf8("\xE2\xC3\xA9"));  // a new lead byte where a continuation belongs
 }
 
 TEST_CASE("stray continuation bytes are invalid") {
   CHECK_FALSE(IsValidUtf8("\x80"));
   CHECK_FALSE(IsValidUtf8("\xBF"));
-  CHECK_FALSE(IsValidUtf8("a\x80" "b"));
+  CHECK_FALSE(
+      IsValidUtf8("a\x80"
+                  "b"));
   CHECK_FALSE(IsValidUtf8("\xC3\xA9\xA9"));  // one continuation too many
   CHECK_FALSE(IsValidUtf8("\xF0\x9F\x98\x80\x80"));
 }

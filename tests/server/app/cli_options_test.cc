@@ -3,8 +3,6 @@
 // Exit codes (sysexits.h): 0 help/version, 64 bad usage, 66 config file missing, 78 bad config.
 #include "server/app/cli_options.h"
 
-#include <catch2/catch.hpp>
-
 #include <stdlib.h>
 
 #include <initializer_list>
@@ -12,6 +10,8 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "fakes/temp_dir.h"
 
@@ -98,10 +98,9 @@ TEST_CASE("workers 0 becomes the hardware thread count but at least 2, other val
 
 TEST_CASE("every flag parses into its option") {
   CleanKeelEnv env;
-  const CliParse parse =
-      Parse({"--workers", "4", "--max-inflight", "10", "--max-line-bytes", "2048",
-             "--shutdown-grace", "0", "--page-size", "5", "--log-level", "debug",
-             "--log-file", "/tmp/keel.log", "--test-tools"});
+  const CliParse parse = Parse({"--workers", "4", "--max-inflight", "10", "--max-line-bytes",
+                                "2048", "--shutdown-grace", "0", "--page-size", "5", "--log-level",
+                                "debug", "--log-file", "/tmp/keel.log", "--test-tools"});
   REQUIRE(ExitCode(parse) == -1);
   const keel::CliOptions& o = parse.options;
   CHECK(o.workers == 4);
@@ -163,9 +162,9 @@ TEST_CASE("an empty --db is bad usage (exit 64) and never the default database")
 TEST_CASE("an out-of-range or malformed flag value is bad usage, exit 64") {
   CleanKeelEnv env;
   const std::vector<std::vector<std::string>> cases = {
-      {"--workers", "1025"},        {"--workers", "-1"},          {"--workers", "many"},
-      {"--max-inflight", "0"},      {"--max-line-bytes", "1023"}, {"--shutdown-grace", "600001"},
-      {"--shutdown-grace", "-5"},   {"--page-size", "0"},         {"--page-size", "10001"},
+      {"--workers", "1025"},      {"--workers", "-1"},          {"--workers", "many"},
+      {"--max-inflight", "0"},    {"--max-line-bytes", "1023"}, {"--shutdown-grace", "600001"},
+      {"--shutdown-grace", "-5"}, {"--page-size", "0"},         {"--page-size", "10001"},
       {"--log-level", "loud"},
   };
   for (const auto& c : cases) {
@@ -243,9 +242,10 @@ TEST_CASE("KEEL_CONFIG names the config file like --config") {
 TEST_CASE("config keys may use underscores instead of dashes") {
   CleanKeelEnv env;
   keel::TempDir dir;
-  const std::string file = dir.Write(
-      "keel.toml", "max_inflight = 12\nmax_line_bytes = 4096\nshutdown_grace = 250\n"
-                   "log_level = \"debug\"\ntest_tools = true\n");
+  const std::string file =
+      dir.Write("keel.toml",
+                "max_inflight = 12\nmax_line_bytes = 4096\nshutdown_grace = 250\n"
+                "log_level = \"debug\"\ntest_tools = true\n");
   const CliParse parse = Parse({"--config", file});
   REQUIRE(ExitCode(parse) == -1);
   CHECK(parse.options.max_inflight == 12);

@@ -2,9 +2,10 @@
 // its time and age), or an error saying data is absent; a write gets no fallback; every
 // rejection carries retry_after_ms, the incident and no_write_action_performed. The cache
 // of last good results is bounded and keyed by tool and canonical arguments.
+#include "server/call/degraded_answer.h"
+
 #include <catch2/catch.hpp>
 
-#include "server/call/degraded_answer.h"
 #include "server/policy/failure_classify.h"
 
 namespace keel::degraded_answer_test {

@@ -3,11 +3,12 @@
 // control->TryStart() is the worker picking the job up, Complete() is it returning.
 // Proves DC-1, RACE-1 (cancel wins), RACE-2 (completion wins), CAN-2, CAN-3, TMO-1, TMO-3,
 // PRG-1 and the slot accounting of non-cooperative tools.
+#include "server/call/request_coordinator.h"
+
 #include <catch2/catch.hpp>
 
 #include "fakes/fake_clock.h"
 #include "fakes/recording_sink.h"
-#include "server/call/request_coordinator.h"
 
 namespace keel::request_coordinator_test {
 namespace {
@@ -67,8 +68,9 @@ TEST_CASE("a completed call writes exactly one response with the request's id (R
 TEST_CASE("an isError result or a throwing tool settles as failed", "[coordinator]") {
   Fixture f;
   auto a = f.Start(Json(1));
-  f.coordinator.Complete(a.generation,
-                         Json{{"isError", true}, {"structuredContent", {{"error", {{"type", "backend"}}}}}});
+  f.coordinator.Complete(
+      a.generation,
+      Json{{"isError", true}, {"structuredContent", {{"error", {{"type", "backend"}}}}}});
   CHECK(f.coordinator.last_settled() == std::make_pair(CallState::kFailed, std::string("backend")));
   auto b = f.Start(Json(2));
   f.coordinator.Complete(b.generation, Result("x"), /*threw=*/true);
@@ -115,9 +117,10 @@ TEST_CASE("cancel while queued: the call never runs and its slot is free at once
   CHECK(f.sink.messages().empty());
 }
 
-TEST_CASE("cancels that are malformed, unknown, differently typed or repeated are ignored "
-          "(CAN-3)",
-          "[coordinator][CAN-3]") {
+TEST_CASE(
+    "cancels that are malformed, unknown, differently typed or repeated are ignored "
+    "(CAN-3)",
+    "[coordinator][CAN-3]") {
   Fixture f;
   f.Start(Json(0));
   CHECK_FALSE(f.coordinator.Cancel(Json()));
@@ -147,9 +150,10 @@ TEST_CASE("a reused id never lets the old worker's result answer the new request
   CHECK(f.sink.messages()[0]["result"]["content"][0]["text"] == "new");
 }
 
-TEST_CASE("progress goes out only with a token, echoed with its type, strictly increasing "
-          "(PRG-1)",
-          "[coordinator][PRG-1]") {
+TEST_CASE(
+    "progress goes out only with a token, echoed with its type, strictly increasing "
+    "(PRG-1)",
+    "[coordinator][PRG-1]") {
   Fixture f;
   auto silent = f.Start(Json(1));
   f.coordinator.Progress(silent.generation, 1, std::nullopt, "");
@@ -158,14 +162,14 @@ TEST_CASE("progress goes out only with a token, echoed with its type, strictly i
   auto call = f.Start(Json(2), Json("tok"));
   f.coordinator.Progress(call.generation, 1, 10, "one");
   f.AdvanceTo(100);
-  f.coordinator.Progress(call.generation, 1, 10, "same");   // not above 1
+  f.coordinator.Progress(call.generation, 1, 10, "same");    // not above 1
   f.coordinator.Progress(call.generation, 0.5, 10, "back");  // lower
   f.AdvanceTo(200);
   f.coordinator.Progress(call.generation, 2.5, std::nullopt, "");
   const auto progress = f.Progress();
   REQUIRE(progress.size() == 2);
-  CHECK(progress[0]["params"] == Json{{"progressToken", "tok"}, {"progress", 1}, {"total", 10},
-                                      {"message", "one"}});
+  CHECK(progress[0]["params"] ==
+        Json{{"progressToken", "tok"}, {"progress", 1}, {"total", 10}, {"message", "one"}});
   CHECK(progress[0]["params"]["progress"].is_number_integer());
   CHECK(progress[1]["params"] == Json{{"progressToken", "tok"}, {"progress", 2.5}});
   CHECK(f.coordinator.stats().stale_progress_dropped == 2);
@@ -197,9 +201,10 @@ TEST_CASE("cancel takes back progress still queued in the outbox (CAN-2, PRG-1)"
   CHECK(f.sink.discarded() == std::vector<uint64_t>{call.generation});
 }
 
-TEST_CASE("progress is rate-limited per request: at most one per 50 ms, the newest value "
-          "wins (PRG-1)",
-          "[coordinator][PRG-1]") {
+TEST_CASE(
+    "progress is rate-limited per request: at most one per 50 ms, the newest value "
+    "wins (PRG-1)",
+    "[coordinator][PRG-1]") {
   Fixture f;
   auto call = f.Start(Json(1), Json("a"));
   for (int i = 1; i <= 10; ++i) f.coordinator.Progress(call.generation, i, 10, "");
@@ -222,9 +227,10 @@ TEST_CASE("progress is rate-limited per request: at most one per 50 ms, the newe
   CHECK(f.sink.messages().back().contains("result"));
 }
 
-TEST_CASE("a call with no progress times out on the idle clock with one isError result "
-          "(TMO-1, TMO-3)",
-          "[coordinator][TMO-1][TMO-3]") {
+TEST_CASE(
+    "a call with no progress times out on the idle clock with one isError result "
+    "(TMO-1, TMO-3)",
+    "[coordinator][TMO-1][TMO-3]") {
   Fixture f(Limits(500, 2000));
   auto call = f.Start(Json("slow"));
   f.AdvanceTo(499);
@@ -246,9 +252,10 @@ TEST_CASE("a call with no progress times out on the idle clock with one isError 
   CHECK(f.coordinator.stats().timeouts == 1);
 }
 
-TEST_CASE("a retry's backoff restarts the idle clock at the next attempt, never earlier, and "
-          "leaves the maximum clock alone",
-          "[coordinator][TMO-1][retry]") {
+TEST_CASE(
+    "a retry's backoff restarts the idle clock at the next attempt, never earlier, and "
+    "leaves the maximum clock alone",
+    "[coordinator][TMO-1][retry]") {
   Fixture f(Limits(500, 2000));
   auto call = f.Start(Json("retrying"));
   f.AdvanceTo(300);
@@ -271,9 +278,10 @@ TEST_CASE("a retry's backoff restarts the idle clock at the next attempt, never 
   CHECK(f.sink.messages()[1]["result"]["structuredContent"]["error"]["layer"] == "max");
 }
 
-TEST_CASE("the seed's example: progress every 400 ms keeps a call alive past the idle "
-          "limit until the maximum at 2000 ms (TMO-1)",
-          "[coordinator][TMO-1][TMO-3]") {
+TEST_CASE(
+    "the seed's example: progress every 400 ms keeps a call alive past the idle "
+    "limit until the maximum at 2000 ms (TMO-1)",
+    "[coordinator][TMO-1][TMO-3]") {
   Fixture f(Limits(500, 2000));
   auto call = f.Start(Json(1));
   for (int at : {400, 800, 1200}) {
@@ -295,9 +303,10 @@ TEST_CASE("the seed's example: progress every 400 ms keeps a call alive past the
   CHECK(error["limit_ms"] == 2000);
 }
 
-TEST_CASE("when progress stops, the idle clock ends the call 500 ms after the last value "
-          "(TMO-1)",
-          "[coordinator][TMO-1]") {
+TEST_CASE(
+    "when progress stops, the idle clock ends the call 500 ms after the last value "
+    "(TMO-1)",
+    "[coordinator][TMO-1]") {
   Fixture f(Limits(500, 2000));
   auto call = f.Start(Json(1));
   for (int at : {400, 800, 1200}) {
@@ -312,9 +321,10 @@ TEST_CASE("when progress stops, the idle clock ends the call 500 ms after the la
   CHECK(f.sink.messages()[0]["result"]["structuredContent"]["error"]["elapsed_ms"] == 1700);
 }
 
-TEST_CASE("only a strictly increasing progress value restarts the idle clock, token or not "
-          "(TMO-1, TMO-2)",
-          "[coordinator][TMO-1][TMO-2]") {
+TEST_CASE(
+    "only a strictly increasing progress value restarts the idle clock, token or not "
+    "(TMO-1, TMO-2)",
+    "[coordinator][TMO-1][TMO-2]") {
   Fixture f(Limits(500, 5000));
   auto call = f.Start(Json(1));  // no progress token: nothing is sent, the clock still resets
   f.AdvanceTo(400);
@@ -328,9 +338,10 @@ TEST_CASE("only a strictly increasing progress value restarts the idle clock, to
   CHECK(f.sink.messages()[0]["result"]["structuredContent"]["error"]["layer"] == "idle");
 }
 
-TEST_CASE("time spent queued counts toward the maximum, a call timed out while queued never "
-          "runs (TMO-1)",
-          "[coordinator][TMO-1]") {
+TEST_CASE(
+    "time spent queued counts toward the maximum, a call timed out while queued never "
+    "runs (TMO-1)",
+    "[coordinator][TMO-1]") {
   Fixture f(Limits(0, 1000));
   auto call = f.Begin(Json(1));
   f.AdvanceTo(1000);
@@ -389,9 +400,10 @@ TEST_CASE("a cooperative tool that returns promptly after cancel is never report
   CHECK(held == 0);
 }
 
-TEST_CASE("shutdown settles every live call with one error, in arrival order, queued calls "
-          "never run",
-          "[coordinator][DC-1]") {
+TEST_CASE(
+    "shutdown settles every live call with one error, in arrival order, queued calls "
+    "never run",
+    "[coordinator][DC-1]") {
   Fixture f;
   auto running = f.Start(Json("b"));
   auto queued = f.Begin(Json("a"));

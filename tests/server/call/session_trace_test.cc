@@ -1,14 +1,14 @@
 // The per-attempt trace through a real Session (OBS-1), checked field by field.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <thread>
 
+#include <catch2/catch.hpp>
+
 #include "fakes/temp_dir.h"
-#include "server/trace/trace_log.h"
 #include "server/session/session_harness.h"
+#include "server/trace/trace_log.h"
 
 namespace keel::session_trace_test {
 namespace {
@@ -23,9 +23,10 @@ std::vector<Json> ReadTrace(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("a traced call writes call start, attempt start and end, and call end, linked as "
-          "spans under the client's traceparent",
-          "[trace][OBS-1]") {
+TEST_CASE(
+    "a traced call writes call start, attempt start and end, and call end, linked as "
+    "spans under the client's traceparent",
+    "[trace][OBS-1]") {
   TempDir dir;
   std::string error;
   auto trace = TraceLog::Open(dir.File("t.jsonl"), Json{{"service.name", "keel"}}, &error);
@@ -95,9 +96,10 @@ TEST_CASE("a traced call writes call start, attempt start and end, and call end,
   CHECK(refused["parent_span_id"] == failed_end["span_id"]);
 }
 
-TEST_CASE("a cancelled call traces cancel.received and ends cancelled, arguments only with "
-          "trace_arguments",
-          "[trace][OBS-1]") {
+TEST_CASE(
+    "a cancelled call traces cancel.received and ends cancelled, arguments only with "
+    "trace_arguments",
+    "[trace][OBS-1]") {
   TempDir dir;
   std::string error;
   auto trace = TraceLog::Open(dir.File("t.jsonl"), Json::object(), &error);

@@ -1,11 +1,11 @@
 // Settlement: the settle-once type reports a second settle and a request dropped unsettled.
 // Proves the DC-1 guard the coordinator relies on (one terminal state per request).
-#include <catch2/catch.hpp>
+#include "server/call/settlement.h"
 
 #include <string>
 #include <vector>
 
-#include "server/call/settlement.h"
+#include <catch2/catch.hpp>
 
 namespace keel::settlement_test {
 namespace {

@@ -45,7 +45,8 @@ std::vector<std::unique_ptr<Tool>> Impls() {
   return impls;
 }
 
-const char* kCharge = R"({"tools":[{"name":"charge","title":"Charge","description":"From the catalog.",
+const char* kCharge =
+    R"({"tools":[{"name":"charge","title":"Charge","description":"From the catalog.",
   "inputSchema":{"type":"object","properties":{"account":{"type":"string"},"cents":{"type":"integer"},
     "memo":{"type":"string"}},"required":["account","cents"],"additionalProperties":false},
   "outputSchema":{"type":"object","properties":{"id":{"type":"string"}}},
@@ -88,13 +89,15 @@ TEST_CASE("Unbound implementations come back in the order they were given", "[ca
 
 TEST_CASE("runs_on_loop stays a property of the implementation", "[catalog]") {
   BoundCatalog bound = BindCatalog(
-      Load(R"({"tools":[{"name":"echo","description":"e","inputSchema":{"type":"object"},"effect":"read"}]})"),
+      Load(
+          R"({"tools":[{"name":"echo","description":"e","inputSchema":{"type":"object"},"effect":"read"}]})"),
       Impls());
   REQUIRE(bound.tools.size() == 1);
   CHECK(bound.tools[0]->spec().runs_on_loop);
   // Declared a write, it takes the worker path, where the kill switch is checked.
   BoundCatalog as_write = BindCatalog(
-      Load(R"({"tools":[{"name":"echo","description":"e","inputSchema":{"type":"object"},"effect":"unsafe_write"}]})"),
+      Load(
+          R"({"tools":[{"name":"echo","description":"e","inputSchema":{"type":"object"},"effect":"unsafe_write"}]})"),
       Impls());
   REQUIRE(as_write.tools.size() == 1);
   CHECK_FALSE(as_write.tools[0]->spec().runs_on_loop);
@@ -102,11 +105,10 @@ TEST_CASE("runs_on_loop stays a property of the implementation", "[catalog]") {
 
 TEST_CASE("An entry without an implementation and a write declared a read are both refused",
           "[catalog]") {
-  BoundCatalog bound = BindCatalog(
-      Load(R"({"tools":[
+  BoundCatalog bound = BindCatalog(Load(R"({"tools":[
         {"name":"get_invoice","description":"d","inputSchema":{"type":"object"},"effect":"read"},
         {"name":"charge","description":"d","inputSchema":{"type":"object"},"effect":"read"}]})"),
-      Impls());
+                                   Impls());
   INFO(Json(bound.problems).dump(2));
   REQUIRE(bound.problems.size() == 2);
   CHECK(bound.problems[0].rfind("tools[0] (get_invoice): keel has no implementation", 0) == 0);
@@ -119,12 +121,16 @@ TEST_CASE("A bound tool fingerprints only the key components plus approval_id an
           "[catalog][idempotency]") {
   BoundCatalog bound = BindCatalog(Load(kCharge), Impls());
   Tool& tool = *bound.tools[0];
-  const Json args = {{"account", "a"}, {"cents", 5}, {"memo", "free text"},
-                     {"approval_id", "ap-1"}, {"idempotencyKey", "k"}};
+  const Json args = {{"account", "a"},
+                     {"cents", 5},
+                     {"memo", "free text"},
+                     {"approval_id", "ap-1"},
+                     {"idempotencyKey", "k"}};
   ToolContext ctx(args, CancellationToken(), nullptr);
   ctx.set_key_components(tool.spec().key_components);
   const Json intent = Json::parse(tool.Call(ctx)["content"][0]["text"].get<std::string>());
-  CHECK(intent == Json{{"account", "a"}, {"cents", 5}, {"approval_id", "ap-1"}, {"idempotencyKey", "k"}});
+  CHECK(intent ==
+        Json{{"account", "a"}, {"cents", 5}, {"approval_id", "ap-1"}, {"idempotencyKey", "k"}});
   // Reconcile sees the same projection as the call's fingerprint did.
   CHECK(tool.Reconcile(args, Json()).result == intent);
 }
@@ -155,8 +161,9 @@ TEST_CASE("A tool that needs approval needs a non-empty approval_id string", "[a
   CHECK(ApprovalRequiredError(spec)["type"] == "approval_required");
 }
 
-TEST_CASE("Effective policy: the policy file's tool entry beats the catalog, which beats the defaults",
-          "[policy][catalog]") {
+TEST_CASE(
+    "Effective policy: the policy file's tool entry beats the catalog, which beats the defaults",
+    "[policy][catalog]") {
   Policy policy = DefaultPolicy();
   policy.defaults.timeouts = {1000, 50000, 5000};
   ToolPolicy named = policy.defaults;

@@ -1,9 +1,10 @@
 // The catalog's `run` field: the argv template language, and every rule
 // ReadRunSpec enforces, each reported with the tool and the field's path.
+#include "server/catalog/command_spec.h"
+
 #include <catch2/catch.hpp>
 
 #include "server/catalog/catalog.h"
-#include "server/catalog/command_spec.h"
 
 namespace keel::command_spec_test {
 namespace {
@@ -97,8 +98,9 @@ TEST_CASE("a run entry's problems are all reported with their paths", "[command]
 }
 
 TEST_CASE("a command must name a fixed program", "[command]") {
-  CHECK_THAT(AllProblems(LoadWithRun(R"({"command":["{job}"]})")),
-             Catch::Contains("run.command[0]: the program must be a fixed, non-empty path or name"));
+  CHECK_THAT(
+      AllProblems(LoadWithRun(R"({"command":["{job}"]})")),
+      Catch::Contains("run.command[0]: the program must be a fixed, non-empty path or name"));
   CHECK_THAT(AllProblems(LoadWithRun(R"({"command":[]})")),
              Catch::Contains("run.command: must be a non-empty array"));
   CHECK_THAT(AllProblems(LoadWithRun(R"({"cwd":"x"})")),
@@ -124,8 +126,7 @@ TEST_CASE("only a write tool can reference its idempotency key or have a lookup"
             .ok());
 }
 
-TEST_CASE("a read may reference its own required argument named idempotency_key",
-          "[command]") {
+TEST_CASE("a read may reference its own required argument named idempotency_key", "[command]") {
   const CatalogLoad load = LoadCatalog(R"({"tools":[{"name":"find","description":"d",
       "effect":"read","inputSchema":{"type":"object","properties":{
       "idempotency_key":{"type":"string"}},"required":["idempotency_key"]},
@@ -134,9 +135,8 @@ TEST_CASE("a read may reference its own required argument named idempotency_key"
 }
 
 TEST_CASE("a lookup may reference the idempotency key only", "[command]") {
-  const CatalogLoad load =
-      LoadWithRun(R"({"command":["x"],"lookup":{"command":["y","{job}"],"timeoutMs":0}})",
-                  "unsafe_write");
+  const CatalogLoad load = LoadWithRun(
+      R"({"command":["x"],"lookup":{"command":["y","{job}"],"timeoutMs":0}})", "unsafe_write");
   const std::string all = AllProblems(load);
   CHECK_THAT(all, Catch::Contains("run.lookup.command[1]: {job}: a lookup may reference "
                                   "{idempotency_key} only"));
@@ -155,10 +155,12 @@ TEST_CASE("template braces are doubled for literals and must balance", "[command
 
 TEST_CASE("expansion keeps each value inside its one argv element verbatim", "[command]") {
   std::string problem;
-  const Json values = {{"job", "web; rm -rf / $(id) `x` \"q\" 'q'"}, {"count", 3},
-                       {"flag", true}, {"obj", {{"a", 1}}}};
-  const auto argv = ExpandArgv({"deploy", "{job}", "--n={count}", "{flag}", "{obj}", "{{x}}"},
-                               values, &problem);
+  const Json values = {{"job", "web; rm -rf / $(id) `x` \"q\" 'q'"},
+                       {"count", 3},
+                       {"flag", true},
+                       {"obj", {{"a", 1}}}};
+  const auto argv =
+      ExpandArgv({"deploy", "{job}", "--n={count}", "{flag}", "{obj}", "{{x}}"}, values, &problem);
   REQUIRE(argv);
   CHECK(*argv == std::vector<std::string>{"deploy", "web; rm -rf / $(id) `x` \"q\" 'q'", "--n=3",
                                           "true", "{\"a\":1}", "{x}"});

@@ -10,8 +10,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "server/tools/fn_tool.h"
 #include "server/session/session_harness.h"
+#include "server/tools/fn_tool.h"
 
 namespace keel::tool_log_test {
 namespace {
@@ -36,14 +36,13 @@ std::unique_ptr<Tool> ThreeLogsTool() {
 
 // Logs `before`, waits until the call is cancelled (at most 10 s), logs `after`, returns.
 std::unique_ptr<Tool> LogAroundCancelTool() {
-  return TestTool("log_around_cancel", "test: logs, waits for a cancel, logs again",
-                  [](ToolContext& ctx) {
-                    ctx.Log(LogLevel::kInfo, "before");
-                    ctx.token().WaitUntil(std::chrono::steady_clock::now() +
-                                          std::chrono::seconds(10));
-                    ctx.Log(LogLevel::kInfo, "after");
-                    return TextResult("done");
-                  });
+  return TestTool(
+      "log_around_cancel", "test: logs, waits for a cancel, logs again", [](ToolContext& ctx) {
+        ctx.Log(LogLevel::kInfo, "before");
+        ctx.token().WaitUntil(std::chrono::steady_clock::now() + std::chrono::seconds(10));
+        ctx.Log(LogLevel::kInfo, "after");
+        return TextResult("done");
+      });
 }
 
 }  // namespace

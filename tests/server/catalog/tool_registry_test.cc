@@ -1,12 +1,14 @@
 // ToolRegistry: only tools that every host accepts get in — names matching
 // ^[a-zA-Z0-9_-]{1,64}$ (one bad name hides all tools in Claude Desktop), unique, with an
 // object input schema the validator understands. Order is registration order.
-#include <catch2/catch.hpp>
+#include "server/catalog/tool_registry.h"
+
 #include <memory>
 #include <string>
 
+#include <catch2/catch.hpp>
+
 #include "fakes/stub_tool.h"
-#include "server/catalog/tool_registry.h"
 
 namespace keel::tool_registry_test {
 namespace {
@@ -38,8 +40,12 @@ TEST_CASE("an input schema must be an object schema the validator understands") 
   ToolRegistry registry;
   CHECK_FALSE(registry.Register(Stub("no_type", Json::object())).empty());
   CHECK_FALSE(registry.Register(Stub("array_type", Json{{"type", "array"}})).empty());
-  CHECK_FALSE(registry.Register(Stub("bad_bound", Json{{"type", "object"},
-      {"properties", {{"n", {{"type", "integer"}, {"minimum", "zero"}}}}}})).empty());
+  CHECK_FALSE(
+      registry
+          .Register(Stub("bad_bound",
+                         Json{{"type", "object"},
+                              {"properties", {{"n", {{"type", "integer"}, {"minimum", "zero"}}}}}}))
+          .empty());
   CHECK(registry.tools().empty());
 }
 
@@ -65,8 +71,8 @@ namespace {
 TEST_CASE("an error that does not match the outputSchema moves to _meta for SDK clients",
           "[tools]") {
   ToolSpec spec;
-  spec.output_schema = Json::parse(
-      R"({"type":"object","properties":{"op":{"type":"string"}},"required":["op"]})");
+  spec.output_schema =
+      Json::parse(R"({"type":"object","properties":{"op":{"type":"string"}},"required":["op"]})");
   const Json error = ErrorResult("no such job", Json{{"type", "backend_404"}, {"status", 404}});
   const Json sent = ForOutputSchema(spec, error);
   CHECK_FALSE(sent.contains("structuredContent"));

@@ -2,6 +2,8 @@
 // most once per key; each outcome class records what it must in the ledger; an ambiguous
 // outcome is reconciled by the lookup (happened / did not happen / unknown); claims left by a
 // dead keel are adopted and looked up, at the next call or at start-up.
+#include "server/durable/remote_write.h"
+
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -10,7 +12,6 @@
 #include "ledger/fingerprint.h"
 #include "server/policy/failure_classify.h"
 #include "server/runtime/process_attempt.h"
-#include "server/durable/remote_write.h"
 
 namespace keel::remote_write_test {
 namespace {
@@ -81,8 +82,9 @@ class Fixture {
   void AbandonedClaim(const std::string& owner, const std::string& key,
                       std::optional<LedgerAttempt> attempt = std::nullopt) {
     auto other = ledger_.OpenAs(owner);
-    const auto claim = other->Ledger().Claim("restart", key, Fingerprint("restart", Json{{"job", "web"}}),
-                                             std::chrono::milliseconds(1000));
+    const auto claim =
+        other->Ledger().Claim("restart", key, Fingerprint("restart", Json{{"job", "web"}}),
+                              std::chrono::milliseconds(1000));
     REQUIRE(claim.status == MutationLedger::Status::kExecuted);
     if (attempt) REQUIRE(other->Ledger().RecordAttempt("restart", key, *attempt));
   }
@@ -129,8 +131,8 @@ TEST_CASE("an ambiguous write the lookup says did not happen becomes safe to run
           "[remote]") {
   Fixture f;
   auto lookup = [] { return Found(Reconciled::Outcome::kDidNotHappen); };
-  const Json result = f.Call("k", Failed("command_killed", "ambiguous"), EffectClass::kUnsafeWrite,
-                             lookup);
+  const Json result =
+      f.Call("k", Failed("command_killed", "ambiguous"), EffectClass::kUnsafeWrite, lookup);
   const auto failure = ClassifyResult(result);
   REQUIRE(failure);
   CHECK(failure->failure == FailureClass::kNotSent);
@@ -205,8 +207,7 @@ TEST_CASE("a failure whose effect is not a string is stored like any permanent f
   CHECK(f.runs == 1);
 }
 
-TEST_CASE("a claim left by a dead keel is adopted and looked up before anything runs",
-          "[remote]") {
+TEST_CASE("a claim left by a dead keel is adopted and looked up before anything runs", "[remote]") {
   Fixture f;
   f.AbandonedClaim(kDeadOwner, "k");  // its lease is still live, but its process is gone
   auto lookup = [] { return Found(Reconciled::Outcome::kHappened, Ok("op_before_crash")); };
@@ -222,8 +223,9 @@ TEST_CASE("a dead keel's claim that did not happen runs once now", "[remote]") {
   Fixture f;
   f.AbandonedClaim(kDeadOwner, "k");
   auto lookup = [] { return Found(Reconciled::Outcome::kDidNotHappen); };
-  CHECK(f.Call("k", Ok("op_now"), EffectClass::kUnsafeWrite, lookup).at("structuredContent").at(
-            "op") == "op_now");
+  CHECK(f.Call("k", Ok("op_now"), EffectClass::kUnsafeWrite, lookup)
+            .at("structuredContent")
+            .at("op") == "op_now");
   CHECK(f.runs == 1);
 }
 

@@ -1,13 +1,14 @@
 // Backoff (RET-2): full jitter with the cap applied before the jitter, overflow-safe for any
 // retry number, and a backend's retry-after hint honoured but clamped.
-#include <catch2/catch.hpp>
+#include "server/policy/backoff.h"
+
 #include <algorithm>
 #include <array>
 #include <climits>
 #include <cstdint>
 #include <random>
 
-#include "server/policy/backoff.h"
+#include <catch2/catch.hpp>
 
 namespace keel::backoff_test {
 namespace {
@@ -67,7 +68,8 @@ TEST_CASE("a retry-after hint raises the delay but is clamped to retry_after_cap
 // RET-2 / resilience.md §3.1: with the cap applied before the jitter, retry 5 (ceiling
 // min(1500, 250 * 16) = 1500) is uniform on [0, 1500). Randomise-then-cap,
 // min(cap, U(0, base * 2^(n-1))), would put 62.5% of the same samples exactly at the cap.
-TEST_CASE("full jitter at retry 5 is uniform from 0 up to the cap with no mass at the cap", "[retry]") {
+TEST_CASE("full jitter at retry 5 is uniform from 0 up to the cap with no mass at the cap",
+          "[retry]") {
   RetrySettings settings;
   std::mt19937_64 rng(20250601);
   constexpr int kSamples = 100000;

@@ -1,11 +1,12 @@
 // Failure classification (RET-1): every row of the type table, the failure_class override,
 // the retry-after hint (only a non-negative integer counts), and success as nullopt.
-#include <catch2/catch.hpp>
+#include "server/policy/failure_classify.h"
+
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "server/policy/failure_classify.h"
+#include <catch2/catch.hpp>
 
 namespace keel::failure_classify_test {
 namespace {
@@ -61,8 +62,7 @@ TEST_CASE("every error type in the table maps to its failure class", "[retry]") 
 TEST_CASE("an error result without a structured error is a permanent tool_error", "[retry]") {
   const Json bare = {{"content", Json::array()}, {"isError", true}};
   const Json no_error = {{"isError", true}, {"structuredContent", Json{{"x", 1}}}};
-  const Json error_not_object = {{"isError", true},
-                                 {"structuredContent", Json{{"error", "boom"}}}};
+  const Json error_not_object = {{"isError", true}, {"structuredContent", Json{{"error", "boom"}}}};
   const Json no_type = Failed(Json{{"message", "boom"}});
   for (const Json& result : {bare, no_error, error_not_object, no_type}) {
     CAPTURE(result.dump());
@@ -83,8 +83,8 @@ TEST_CASE("a result without isError true is a success and classifies as nullopt"
 }
 
 TEST_CASE("failure_class overrides the class the type implies", "[retry]") {
-  const auto ambiguous = ClassifyResult(
-      Failed(Json{{"type", "invalid_arguments"}, {"failure_class", "ambiguous"}}));
+  const auto ambiguous =
+      ClassifyResult(Failed(Json{{"type", "invalid_arguments"}, {"failure_class", "ambiguous"}}));
   REQUIRE(ambiguous.has_value());
   CHECK(ambiguous->failure == F::kAmbiguous);
   CHECK(ambiguous->type == "invalid_arguments");
@@ -94,8 +94,8 @@ TEST_CASE("failure_class overrides the class the type implies", "[retry]") {
   REQUIRE(not_sent.has_value());
   CHECK(not_sent->failure == F::kNotSent);
 
-  const auto transient = ClassifyResult(
-      Failed(Json{{"type", "custom"}, {"failure_class", "rejected_transient"}}));
+  const auto transient =
+      ClassifyResult(Failed(Json{{"type", "custom"}, {"failure_class", "rejected_transient"}}));
   REQUIRE(transient.has_value());
   CHECK(transient->failure == F::kRejectedTransient);
 
@@ -116,8 +116,7 @@ TEST_CASE("an unknown or non-string failure_class is ignored and the type decide
 }
 
 TEST_CASE("retry_after_ms is read when it is a non-negative integer", "[retry]") {
-  const auto hint =
-      ClassifyResult(Failed(Json{{"type", "backend_429"}, {"retry_after_ms", 1500}}));
+  const auto hint = ClassifyResult(Failed(Json{{"type", "backend_429"}, {"retry_after_ms", 1500}}));
   REQUIRE(hint.has_value());
   CHECK(hint->retry_after_ms == std::optional<int64_t>(1500));
 

@@ -1,5 +1,4 @@
 // Loading the policy file and keeping the current and previous versions (BUD-1, OPS-2).
-#include "server/durable/policy_store.h"
 #include "server/policy/policy_loader.h"
 
 #include <fstream>
@@ -10,6 +9,7 @@
 #include "fakes/temp_dir.h"
 #include "ledger/schema.h"
 #include "ledger/settings.h"
+#include "server/durable/policy_store.h"
 
 namespace keel::policy_loader_test {
 namespace {
@@ -21,9 +21,10 @@ std::string Write(const TempDir& dir, const std::string& name, const std::string
 
 }  // namespace
 
-TEST_CASE("a valid policy file loads, an invalid one reports every problem, a missing one "
-          "says it cannot be read",
-          "[policy][BUD-1]") {
+TEST_CASE(
+    "a valid policy file loads, an invalid one reports every problem, a missing one "
+    "says it cannot be read",
+    "[policy][BUD-1]") {
   TempDir dir;
   const LoadedPolicy good = LoadPolicyFile(Write(dir, "good.json", R"({"version":"v7"})"));
   REQUIRE(good.policy);

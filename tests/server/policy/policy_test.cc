@@ -245,8 +245,9 @@ TEST_CASE("the breaker mode, open-duration cap and probe timeout are read and wr
           "[policy]") {
   const PolicyParseResult parsed = ParsePolicy(
       Doc({{"defaults", {{"breaker", {{"max_open_ms", 120000}, {"probe_timeout_ms", 15000}}}}},
-           {"tools", {{"search_orders", {{"breaker", {{"mode", "metrics_only"}}}}},
-                      {"charge_account", {{"breaker", {{"mode", "forced_open"}}}}}}}}));
+           {"tools",
+            {{"search_orders", {{"breaker", {{"mode", "metrics_only"}}}}},
+             {"charge_account", {{"breaker", {{"mode", "forced_open"}}}}}}}}));
   INFO(json(parsed.problems).dump(2));
   REQUIRE(parsed.ok());
   const keel::BreakerSettings search = parsed.policy->For("search_orders").breaker;
@@ -267,7 +268,8 @@ TEST_CASE("the idle clock may be off but not negative", "[policy]") {
         "defaults.timeouts.idle_ms: must be between 0 and 604800000, got -1");
 }
 
-TEST_CASE("the retry budget ratio must be above 0 and at most 1, and the burst at least 1", "[policy]") {
+TEST_CASE("the retry budget ratio must be above 0 and at most 1, and the burst at least 1",
+          "[policy]") {
   CHECK(Problems({{"retry_budget", {{"ratio", 1}}}}).empty());
   CHECK(OnlyProblem({{"retry_budget", {{"ratio", 0}}}}) ==
         "retry_budget.ratio: must be greater than 0.0 and at most 1.0, got 0");

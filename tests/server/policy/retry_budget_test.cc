@@ -1,9 +1,10 @@
 // Retry budget (BUD-2, RET-2): a per-backend token bucket that starts full, gains `ratio`
 // per first attempt up to `burst`, and pays one token per retry, so a failing backend sees
 // about burst + ratio * calls retries instead of two per call.
+#include "server/policy/retry_budget.h"
+
 #include <catch2/catch.hpp>
 
-#include "server/policy/retry_budget.h"
 #include "server/policy/retry_decision.h"
 
 namespace keel::retry_budget_test {
@@ -35,8 +36,7 @@ TEST_CASE("fractional deposits add up exactly to a whole token", "[retry]") {
   CHECK(budget.TryWithdraw());
 }
 
-TEST_CASE("a retry storm against a dead backend is held to burst plus ratio per call",
-          "[retry]") {
+TEST_CASE("a retry storm against a dead backend is held to burst plus ratio per call", "[retry]") {
   const RetryBudgetSettings budget_settings{.ratio = 0.2, .burst = 10};
   RetryBudget budget(budget_settings);
   constexpr int kCalls = 100;

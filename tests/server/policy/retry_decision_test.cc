@@ -1,16 +1,18 @@
 // Retry decision (RET-1, RET-2, BUD-2): every cell of the effect x failure x key matrix,
 // then the gates in order (max attempts, the call's remaining budget, the backend's retry
 // budget), the retry-after hint, and a whole call driven by an injected clock and RNG.
-#include <catch2/catch.hpp>
+#include "server/policy/retry_decision.h"
+
 #include <chrono>
 #include <random>
 #include <string>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "fakes/fake_clock.h"
 #include "server/policy/attempt_ids.h"
 #include "server/policy/backoff.h"
-#include "server/policy/retry_decision.h"
 
 namespace keel::retry_decision_test {
 namespace {
@@ -90,8 +92,7 @@ TEST_CASE("the retry matrix has one answer for each effect, failure and key", "[
   CHECK(decision.delay_ms == (decision.retry ? 125 : 0));
 }
 
-TEST_CASE("an ambiguous unsafe write needs reconciliation even when no retry was left",
-          "[retry]") {
+TEST_CASE("an ambiguous unsafe write needs reconciliation even when no retry was left", "[retry]") {
   RetryInput input = Open(E::kUnsafeWrite, F::kAmbiguous, false);
   input.attempt = 3;  // the last of 3
   input.remaining_budget_ms = 0;
@@ -125,8 +126,7 @@ TEST_CASE("a retry starts only if the budget covers backoff plus a useful attemp
   CHECK(Decide(input).reason == R::kBudgetExhausted);
 }
 
-TEST_CASE("a clamped retry-after hint sets the delay and counts against the budget",
-          "[retry]") {
+TEST_CASE("a clamped retry-after hint sets the delay and counts against the budget", "[retry]") {
   RetryInput input = Open(E::kRead, F::kRejectedTransient, false);
   input.retry_after_ms = 60000;  // clamped to retry_after_cap_ms = 5000
   CHECK(Decide(input).delay_ms == 5000);

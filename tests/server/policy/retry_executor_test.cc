@@ -2,7 +2,8 @@
 // (moved only by the fake wait), a fixed RNG and scripted attempt results. No sleeps.
 // Defaults: max_attempts 3, base 250 ms, cap 1500 ms, min useful attempt 200 ms, attempt
 // 10 s, call budget 55 s; the RNG always gives 0.5, so retry 1 waits 125 ms, retry 2 250 ms.
-#include <catch2/catch.hpp>
+#include "server/policy/retry_executor.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -11,8 +12,9 @@
 #include <thread>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "server/policy/backoff.h"
-#include "server/policy/retry_executor.h"
 
 namespace keel::retry_executor_test {
 namespace {
@@ -59,17 +61,21 @@ struct Harness {
   }
 
   RetryExecutor::Deps Deps() {
-    return RetryExecutor::Deps{
-        .now = [this] { return now; },
-        .random = [this] { ++random_calls; return kHalf; },
-        .wait = [this](TimePoint until) {
-          waits.push_back(until);
-          if (cancel_in_wait) return true;
-          now = std::max(now, until);
-          return false;
-        },
-        .cancelled = [this] { return cancelled; },
-        .budgets = pool};
+    return RetryExecutor::Deps{.now = [this] { return now; },
+                               .random =
+                                   [this] {
+                                     ++random_calls;
+                                     return kHalf;
+                                   },
+                               .wait =
+                                   [this](TimePoint until) {
+                                     waits.push_back(until);
+                                     if (cancel_in_wait) return true;
+                                     now = std::max(now, until);
+                                     return false;
+                                   },
+                               .cancelled = [this] { return cancelled; },
+                               .budgets = pool};
   }
 
   RetryOutcome Run() {
@@ -84,8 +90,7 @@ struct Harness {
   }
 };
 
-TEST_CASE("a call that succeeds at once makes one attempt and reports no retry event",
-          "[retry]") {
+TEST_CASE("a call that succeeds at once makes one attempt and reports no retry event", "[retry]") {
   Harness h;
   const RetryOutcome out = h.Run();
   CHECK(out.attempts == 1);
@@ -165,8 +170,7 @@ TEST_CASE("an ambiguous unsafe write is not retried and is annotated as needing 
   CHECK(h.events[0].decision.needs_reconciliation);
 }
 
-TEST_CASE("the reconciliation note is added to a result that has no content blocks",
-          "[retry]") {
+TEST_CASE("the reconciliation note is added to a result that has no content blocks", "[retry]") {
   Harness h;
   h.call.effect = EffectClass::kUnsafeWrite;
   h.script = {Json{{"isError", true},
@@ -350,8 +354,7 @@ TEST_CASE("a cancellation during the backoff wait ends the call without another 
   CHECK(h.events[0].kind == Kind::kRetryScheduled);
 }
 
-TEST_CASE("a call already cancelled when a retry would start makes no further attempt",
-          "[retry]") {
+TEST_CASE("a call already cancelled when a retry would start makes no further attempt", "[retry]") {
   Harness h;
   h.cancelled = true;  // the first attempt runs regardless (it was admitted)
   h.script = {Fail("backend_503")};

@@ -1,12 +1,14 @@
 // EventLoop: timers fire on the injected clock, in order, once; cancelled timers never
 // fire; work posted from another thread runs on the loop, in order.
-#include <catch2/catch.hpp>
+#include "server/runtime/event_loop.h"
+
 #include <chrono>
 #include <thread>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "fakes/fake_clock.h"
-#include "server/runtime/event_loop.h"
 
 namespace keel::event_loop_test {
 namespace {

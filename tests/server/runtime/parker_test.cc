@@ -2,10 +2,10 @@
 // thread wakes a parked thread. Latches, not sleeps.
 #include "server/runtime/parker.h"
 
-#include <catch2/catch.hpp>
-
 #include <atomic>
 #include <thread>
+
+#include <catch2/catch.hpp>
 
 namespace keel::parker_test {
 namespace {

@@ -11,8 +11,8 @@
 
 #include <condition_variable>
 #include <filesystem>
-#include <mutex>
 #include <fstream>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -87,8 +87,8 @@ TEST_CASE("stdin_data reaches the child and is then closed", "[process]") {
 }
 
 TEST_CASE("argv elements with spaces and quotes are passed verbatim", "[process]") {
-  ProcessResult r = Run(
-      Sh(R"(printf '<%s>\n' "$@")", {"a b", "'single'", "\"double\"", "$HOME;x", "*"}));
+  ProcessResult r =
+      Run(Sh(R"(printf '<%s>\n' "$@")", {"a b", "'single'", "\"double\"", "$HOME;x", "*"}));
   CHECK(r.end == End::kExited);
   CHECK(r.stdout_data == "<a b>\n<'single'>\n<\"double\">\n<$HOME;x>\n<*>\n");
 }
@@ -287,8 +287,8 @@ TEST_CASE("a missing program fails to spawn with a clear error", "[process]") {
   spec.argv = {GENERATE(std::string("keel-no-such-program"), std::string("/nonexistent/prog"))};
   ProcessResult r = Run(spec);
   CHECK(r.end == End::kSpawnFailed);
-  CHECK_THAT(r.spawn_error, Catch::Contains(spec.argv[0]) &&
-                                Catch::Contains("No such file or directory"));
+  CHECK_THAT(r.spawn_error,
+             Catch::Contains(spec.argv[0]) && Catch::Contains("No such file or directory"));
 }
 
 TEST_CASE("a child killed by a signal ends signaled with that signal", "[process]") {

@@ -1,7 +1,7 @@
 // WorkerPool: inline mode for deterministic tests; threads run every job once; WaitIdle
 // reports a job that does not finish; held slots get replacement threads that retire on
 // Release. Latches, not sleeps, hold jobs in place.
-#include <catch2/catch.hpp>
+#include "server/runtime/worker_pool.h"
 
 #include <atomic>
 #include <chrono>
@@ -12,11 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include <catch2/catch.hpp>
 #include <spdlog/sinks/ringbuffer_sink.h>
 #include <spdlog/spdlog.h>
 
 #include "server/runtime/cancellation.h"
-#include "server/runtime/worker_pool.h"
 
 namespace keel::worker_pool_test {
 namespace {
@@ -98,7 +98,8 @@ TEST_CASE("a job queued while a worker is blocked starts on a parked worker", "[
   CancellationToken second_ran;  // cancelled = the second job has run
   pool.Submit([release] { release.WaitUntil(TimePoint::max()); });
   pool.Submit([second_ran]() mutable { second_ran.Cancel(); });
-  const bool ran = second_ran.WaitUntil(std::chrono::steady_clock::now() + std::chrono::seconds(30));
+  const bool ran =
+      second_ran.WaitUntil(std::chrono::steady_clock::now() + std::chrono::seconds(30));
   release.Cancel();
   REQUIRE(pool.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(60)));
   CHECK(ran);
@@ -318,7 +319,9 @@ TEST_CASE("a cancellation callback registered after the cancel runs at once") {
 TEST_CASE("a dropped registration never runs its callback") {
   CancellationToken token;
   bool ran = false;
-  { auto registration = token.OnCancel([&] { ran = true; }); }
+  {
+    auto registration = token.OnCancel([&] { ran = true; });
+  }
   token.Cancel();
   CHECK_FALSE(ran);
 }

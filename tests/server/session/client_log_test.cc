@@ -1,10 +1,11 @@
 // ClientLog: MCP logging notifications honour the client's level and a rate limit on the
 // injected clock.
+#include "server/session/client_log.h"
+
 #include <catch2/catch.hpp>
 
 #include "fakes/fake_clock.h"
 #include "fakes/recording_sink.h"
-#include "server/session/client_log.h"
 
 namespace keel::client_log_test {
 namespace {
@@ -42,8 +43,7 @@ TEST_CASE("a burst beyond the rate limit is dropped and the budget refills with 
   CHECK(log.dropped() == 50 - static_cast<uint64_t>(ClientLog::kBurst));
   clock.Advance(Millis(1000));
   for (int i = 0; i < 50; ++i) log.Log(LogLevel::kInfo, "keel", i);
-  CHECK(sink.messages().size() ==
-        static_cast<size_t>(ClientLog::kBurst + ClientLog::kPerSecond));
+  CHECK(sink.messages().size() == static_cast<size_t>(ClientLog::kBurst + ClientLog::kPerSecond));
 }
 
 TEST_CASE("log levels parse by their RFC 5424 names only") {

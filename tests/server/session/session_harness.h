@@ -8,12 +8,12 @@
 
 #include "fakes/fake_clock.h"
 #include "fakes/recording_sink.h"
-#include "server/runtime/event_loop.h"
-#include "server/session/session.h"
 #include "server/catalog/tool_registry.h"
+#include "server/runtime/event_loop.h"
+#include "server/runtime/worker_pool.h"
+#include "server/session/session.h"
 #include "server/tools/echo_tool.h"
 #include "server/tools/test_tools.h"
-#include "server/runtime/worker_pool.h"
 
 namespace keel {
 
@@ -38,7 +38,8 @@ class SessionHarness {
     Pump();
   }
   void Initialize() {
-    Send(R"({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})");
+    Send(
+        R"({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})");
     Send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
     sink_.Clear();
   }
@@ -65,7 +66,8 @@ class SessionHarness {
                    const Json& meta = Json()) {
     Json params = {{"name", tool}, {"arguments", args}};
     if (!meta.is_null()) params["_meta"] = meta;
-    return Json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}, {"params", params}}.dump();
+    return Json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/call"}, {"params", params}}
+        .dump();
   }
 
   FakeClock& clock() { return clock_; }

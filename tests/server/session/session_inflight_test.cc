@@ -52,7 +52,8 @@ TEST_CASE("a cancelled call is never answered and its worker is released") {
   SessionHarness h(1);
   h.Initialize();
   h.Send(h.Call(1, "latch_wait", {{"name", "never"}}));
-  h.Send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}})");
+  h.Send(
+      R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}})");
   // The token woke the worker: the next call runs on the same single worker.
   h.Send(h.Call(2, "echo", {{"text", "after"}}));
   REQUIRE(h.WaitFor(2));
@@ -102,8 +103,9 @@ TEST_CASE("a burst of calls larger than one hand-over is answered in full by the
   }
 }
 
-TEST_CASE("a blocked call gets the idle timeout result from the loop's timer and its worker "
-          "is freed (TMO-1, TMO-3)") {
+TEST_CASE(
+    "a blocked call gets the idle timeout result from the loop's timer and its worker "
+    "is freed (TMO-1, TMO-3)") {
   SessionOptions options;
   options.call_limits = CallLimits{Millis(500), Millis(2000)};
   SessionHarness h(1, options);
@@ -126,8 +128,9 @@ TEST_CASE("a blocked call gets the idle timeout result from the loop's timer and
   CHECK(h.session().coordinator().stats().timeouts == 1);
 }
 
-TEST_CASE("a call queued behind a busy worker times out on the maximum and never runs "
-          "(TMO-1)") {
+TEST_CASE(
+    "a call queued behind a busy worker times out on the maximum and never runs "
+    "(TMO-1)") {
   SessionOptions options;
   options.call_limits = CallLimits{Duration::zero(), Millis(1000)};
   SessionHarness h(1, options);
@@ -154,8 +157,9 @@ TEST_CASE("a call queued behind a busy worker times out on the maximum and never
   CHECK(h.session().coordinator().stats().never_started == 1);
 }
 
-TEST_CASE("a tool that ignores cancellation keeps its slot counted, and a replacement worker "
-          "serves the next call (CAN-2)") {
+TEST_CASE(
+    "a tool that ignores cancellation keeps its slot counted, and a replacement worker "
+    "serves the next call (CAN-2)") {
   SessionOptions options;
   options.max_inflight = 2;
   SessionHarness h(1, options);

@@ -8,8 +8,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "server/tools/fn_tool.h"
 #include "server/session/session_harness.h"
+#include "server/tools/fn_tool.h"
 
 namespace keel::session_meta_test {
 namespace {

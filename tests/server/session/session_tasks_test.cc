@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include "protocol/cursor.h"
-#include "server/tasks/task_wire.h"
 #include "server/tasks/task_harness.h"
+#include "server/tasks/task_wire.h"
 
 namespace keel::session_tasks_test {
 namespace {
@@ -26,13 +26,14 @@ bool Contains(const Json& value, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("tasks/cancel before the work reaches a checkpoint: cancelled at once, observed at "
-          "the checkpoint, nothing sent for the work after",
-          "[tasks][TASK-1]") {
+TEST_CASE(
+    "tasks/cancel before the work reaches a checkpoint: cancelled at once, observed at "
+    "the checkpoint, nothing sent for the work after",
+    "[tasks][TASK-1]") {
   TaskHarness h;
   h.Initialize();
-  const std::string task_id =
-      h.CreateTask(1, "latch_wait", LatchArgs("L", /*ignore_cancel=*/true), {{"progressToken", "p"}});
+  const std::string task_id = h.CreateTask(1, "latch_wait", LatchArgs("L", /*ignore_cancel=*/true),
+                                           {{"progressToken", "p"}});
   REQUIRE(h.WaitUntilRunning(task_id));  // the worker is inside the wait, not at a checkpoint
 
   const Json cancelled = h.Request(2, "tasks/cancel", {{"taskId", task_id}});
@@ -86,8 +87,7 @@ TEST_CASE("a task whose work ignores tasks/cancel stays cancelled and keeps what
   CHECK(result["error"]["data"]["lateOutcome"]["content"][0]["text"] == "released L");
 }
 
-TEST_CASE("tasks/cancel of a task that completed first is refused with -32602",
-          "[tasks][TASK-1]") {
+TEST_CASE("tasks/cancel of a task that completed first is refused with -32602", "[tasks][TASK-1]") {
   TaskHarness h;
   h.Initialize();
   const std::string task_id = h.CreateTask(1, "latch_wait", LatchArgs("L", false));
@@ -102,12 +102,15 @@ TEST_CASE("tasks/cancel of a task that completed first is refused with -32602",
   CHECK(Contains(refused["error"]["message"], "completed"));
 }
 
-TEST_CASE("a task cancelled while queued never runs and reads observed once its job is "
-          "dropped",
-          "[tasks][TASK-1]") {
+TEST_CASE(
+    "a task cancelled while queued never runs and reads observed once its job is "
+    "dropped",
+    "[tasks][TASK-1]") {
   TaskHarness h(/*workers=*/1);
   h.Initialize();
-  h.Send(Json{{"jsonrpc", "2.0"}, {"id", "blocker"}, {"method", "tools/call"},
+  h.Send(Json{{"jsonrpc", "2.0"},
+              {"id", "blocker"},
+              {"method", "tools/call"},
               {"params", {{"name", "latch_wait"}, {"arguments", {{"name", "B"}}}}}});
   const std::string task_id = h.CreateTask(1, "latch_wait", LatchArgs("never", false));
   REQUIRE(h.Request(2, "tasks/cancel", {{"taskId", task_id}})["result"]["status"] == "cancelled");
@@ -118,13 +121,16 @@ TEST_CASE("a task cancelled while queued never runs and reads observed once its 
   }));
 }
 
-TEST_CASE("tasks/result waits for the terminal state and answers the call's result with the "
-          "related-task _meta",
-          "[tasks][TASK-2]") {
+TEST_CASE(
+    "tasks/result waits for the terminal state and answers the call's result with the "
+    "related-task _meta",
+    "[tasks][TASK-2]") {
   TaskHarness h;
   h.Initialize();
   const std::string task_id = h.CreateTask(1, "latch_wait", LatchArgs("L", false));
-  h.Send(Json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tasks/result"},
+  h.Send(Json{{"jsonrpc", "2.0"},
+              {"id", 2},
+              {"method", "tasks/result"},
               {"params", {{"taskId", task_id}}}});
   h.Pump();
   CHECK(h.sink().ForId(2).empty());  // blocked: the task is working
@@ -143,10 +149,12 @@ TEST_CASE("tasks/result cancelled with notifications/cancelled is never answered
   TaskHarness h;
   h.Initialize();
   const std::string task_id = h.CreateTask(1, "latch_wait", LatchArgs("L", false));
-  h.Send(Json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tasks/result"},
+  h.Send(Json{{"jsonrpc", "2.0"},
+              {"id", 2},
+              {"method", "tasks/result"},
               {"params", {{"taskId", task_id}}}});
-  h.Send(Json{{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"},
-              {"params", {{"requestId", 2}}}});
+  h.Send(Json{
+      {"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", {{"requestId", 2}}}});
   Release(h, "L");
   REQUIRE(h.WaitUntil([&] { return !h.StatusOf(task_id).empty(); }));
   // A later tasks/result (id 3) is answered; the cancelled one (id 2) never is.
@@ -154,14 +162,15 @@ TEST_CASE("tasks/result cancelled with notifications/cancelled is never answered
   CHECK(h.sink().ForId(2).empty());
 }
 
-TEST_CASE("notifications/cancelled naming a task's creating request is ignored once the task "
-          "exists",
-          "[tasks][TASK-1]") {
+TEST_CASE(
+    "notifications/cancelled naming a task's creating request is ignored once the task "
+    "exists",
+    "[tasks][TASK-1]") {
   TaskHarness h;
   h.Initialize();
   const std::string task_id = h.CreateTask(1, "latch_wait", LatchArgs("L", false));
-  h.Send(Json{{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"},
-              {"params", {{"requestId", 1}}}});
+  h.Send(Json{
+      {"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", {{"requestId", 1}}}});
   Release(h, "L");
   REQUIRE(h.WaitUntil([&] {
     const auto status = h.StatusOf(task_id);
@@ -178,9 +187,10 @@ TEST_CASE("task status notifications wait for notifications/initialized", "[task
   CHECK(h.StatusOf(task_id).empty());
 }
 
-TEST_CASE("task progress keeps the creating request's token and the related-task _meta, and "
-          "stops at the terminal state",
-          "[tasks][PRG-1]") {
+TEST_CASE(
+    "task progress keeps the creating request's token and the related-task _meta, and "
+    "stops at the terminal state",
+    "[tasks][PRG-1]") {
   TaskHarness h;
   h.Initialize();
   const std::string task_id =
@@ -198,12 +208,16 @@ TEST_CASE("a task created by a request cancelled before its answer never runs", 
   TaskHarness h;
   h.Initialize();
   // Both lines arrive before the store thread commits the task.
-  h.session().HandleLine(Json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"},
-                              {"params", {{"name", "latch_wait"},
-                                          {"arguments", LatchArgs("L", false)},
-                                          {"task", Json::object()}}}}.dump());
-  h.session().HandleLine(Json{{"jsonrpc", "2.0"}, {"method", "notifications/cancelled"},
-                              {"params", {{"requestId", 1}}}}.dump());
+  h.session().HandleLine(Json{
+      {"jsonrpc", "2.0"},
+      {"id", 1},
+      {"method", "tools/call"},
+      {"params",
+       {{"name", "latch_wait"}, {"arguments", LatchArgs("L", false)}, {"task", Json::object()}}}}
+                             .dump());
+  h.session().HandleLine(Json{
+      {"jsonrpc", "2.0"}, {"method", "notifications/cancelled"}, {"params", {{"requestId", 1}}}}
+                             .dump());
   // The commit comes back, the task is cancelled instead of started, and that is written.
   REQUIRE(h.WaitUntil([&] { return h.session().tasks()->idle(); }));
   const Json list = h.Request(2, "tasks/list", Json::object());
@@ -266,15 +280,18 @@ TEST_CASE(
 
 namespace keel::session_tasks_test {
 
-TEST_CASE("a task whose row commits after shutdown began fails without running, and keel "
-          "finishes once that is written",
-          "[tasks][TASK-2]") {
+TEST_CASE(
+    "a task whose row commits after shutdown began fails without running, and keel "
+    "finishes once that is written",
+    "[tasks][TASK-2]") {
   TaskHarness h;
   h.Initialize();
-  h.session().HandleLine(Json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "tools/call"},
-                              {"params", {{"name", "sleep"},
-                                          {"arguments", {{"ms", 60000}}},
-                                          {"task", Json::object()}}}}.dump());
+  h.session().HandleLine(Json{
+      {"jsonrpc", "2.0"},
+      {"id", 1},
+      {"method", "tools/call"},
+      {"params", {{"name", "sleep"}, {"arguments", {{"ms", 60000}}}, {"task", Json::object()}}}}
+                             .dump());
   h.session().BeginShutdown("test");  // before the store thread's commit comes back
   REQUIRE(h.WaitUntil([&] { return h.finished(); }));
   const Json created = h.sink().ForId(1).at(0);
@@ -293,25 +310,32 @@ TEST_CASE("a task whose row commits after shutdown began fails without running, 
 
 namespace keel::session_tasks_test {
 
-TEST_CASE("a charge that commits before tasks/cancel is decided is recorded as what happened: "
-          "the task stays cancelled, its late outcome and the ledger show the charge",
-          "[tasks][TASK-1][IDEM-3]") {
+TEST_CASE(
+    "a charge that commits before tasks/cancel is decided is recorded as what happened: "
+    "the task stays cancelled, its late outcome and the ledger show the charge",
+    "[tasks][TASK-1][IDEM-3]") {
   TaskHarness h(/*workers=*/1, TaskOptions(), /*ledger_tools=*/true);
   h.Initialize();
   // The one worker is held first, so the charge task's job waits behind it.
-  h.Send(Json{{"jsonrpc", "2.0"}, {"id", "gate"}, {"method", "tools/call"},
+  h.Send(Json{{"jsonrpc", "2.0"},
+              {"id", "gate"},
+              {"method", "tools/call"},
               {"params", {{"name", "latch_wait"}, {"arguments", {{"name", "G"}}}}}});
   const std::string task_id = h.CreateTask(
       1, "charge_account", {{"account", "acct-1"}, {"cents", 700}, {"idempotencyKey", "k-1"}});
   h.Pump();  // the charge's job goes to the pool, behind the gate
   // Open the gate without running the loop: both jobs finish, their results wait in the
   // loop's mailbox, so the loop has not seen the charge complete when the cancel arrives.
-  h.session().HandleLine(Json{{"jsonrpc", "2.0"}, {"id", "open"}, {"method", "tools/call"},
-                              {"params", {{"name", "latch_release"},
-                                          {"arguments", {{"name", "G"}}}}}}.dump());
+  h.session().HandleLine(
+      Json{{"jsonrpc", "2.0"},
+           {"id", "open"},
+           {"method", "tools/call"},
+           {"params", {{"name", "latch_release"}, {"arguments", {{"name", "G"}}}}}}
+          .dump());
   REQUIRE(h.pool().WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(10)));
-  h.session().HandleLine(Json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tasks/cancel"},
-                              {"params", {{"taskId", task_id}}}}.dump());
+  h.session().HandleLine(Json{
+      {"jsonrpc", "2.0"}, {"id", 2}, {"method", "tasks/cancel"}, {"params", {{"taskId", task_id}}}}
+                             .dump());
 
   const Json cancelled = h.Answer(2);
   REQUIRE(cancelled["result"]["status"] == "cancelled");
@@ -324,9 +348,9 @@ TEST_CASE("a charge that commits before tasks/cancel is decided is recorded as w
   const Json late = result["error"]["data"]["lateOutcome"];
   CHECK(late["structuredContent"]["balance_cents"] == 100000 - 700);
   // The ledger holds the same charge, run once.
-  const Json lookup = h.Request(4, "tools/call",
-                                {{"name", "ledger_lookup"},
-                                 {"arguments", {{"tool", "charge_account"}, {"key", "k-1"}}}});
+  const Json lookup = h.Request(
+      4, "tools/call",
+      {{"name", "ledger_lookup"}, {"arguments", {{"tool", "charge_account"}, {"key", "k-1"}}}});
   CHECK(lookup["result"]["structuredContent"]["state"] == "committed");
   CHECK(lookup["result"]["structuredContent"]["executions"] == 1);
   CHECK(lookup["result"]["structuredContent"]["result"]["structuredContent"]["charge_id"] ==

@@ -24,10 +24,12 @@ TEST_CASE("known methods before initialize get -32600 and unknown ones -32601") 
 
 TEST_CASE("initialize echoes a supported version and offers the latest otherwise") {
   SessionHarness a;
-  a.Send(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}})");
+  a.Send(
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}})");
   CHECK(a.sink().ForId(1)[0]["result"]["protocolVersion"] == "2025-06-18");
   SessionHarness b;
-  b.Send(R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"1999-01-01"}})");
+  b.Send(
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"1999-01-01"}})");
   const Json result = b.sink().ForId(1)[0]["result"];
   CHECK(result["protocolVersion"] == "2025-11-25");
   CHECK(result["serverInfo"]["name"] == "keel");
@@ -39,7 +41,8 @@ TEST_CASE("initialize echoes a supported version and offers the latest otherwise
 TEST_CASE("a second initialize is an error") {
   SessionHarness h;
   h.Initialize();
-  h.Send(R"({"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})");
+  h.Send(
+      R"({"jsonrpc":"2.0","id":9,"method":"initialize","params":{"protocolVersion":"2025-11-25"}})");
   CHECK(h.sink().ForId(9)[0]["error"]["code"] == -32600);
 }
 
@@ -57,8 +60,9 @@ TEST_CASE("tools/list pages with an opaque cursor and refuses a bad one") {
   Json cursor = first["nextCursor"];
   for (int id = 10; !cursor.is_null(); ++id) {
     REQUIRE(id < 20);
-    h.Send(Json{{"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/list"},
-                {"params", {{"cursor", cursor}}}}.dump());
+    h.Send(Json{
+        {"jsonrpc", "2.0"}, {"id", id}, {"method", "tools/list"}, {"params", {{"cursor", cursor}}}}
+               .dump());
     const Json page = h.sink().ForId(id)[0]["result"];
     CHECK(page["tools"].size() <= 4);
     CHECK_FALSE(page["tools"].empty());
@@ -83,7 +87,8 @@ TEST_CASE("an unknown tool or a malformed call is a JSON-RPC -32602") {
   h.Initialize();
   h.Send(h.Call(1, "nope", Json::object()));
   h.Send(R"({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{}}})");
-  h.Send(R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":[1]}})");
+  h.Send(
+      R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":[1]}})");
   for (int id : {1, 2, 3}) CHECK(h.sink().ForId(id)[0]["error"]["code"] == -32602);
 }
 
@@ -131,8 +136,9 @@ TEST_CASE("a call without a progress token gets no progress notifications") {
   CHECK(h.sink().ForId(1).size() == 1);
 }
 
-TEST_CASE("responses from the client, unknown notifications and stray cancels are silent "
-          "(CAN-3)") {
+TEST_CASE(
+    "responses from the client, unknown notifications and stray cancels are silent "
+    "(CAN-3)") {
   SessionHarness h;
   h.Initialize();
   h.Send(R"({"jsonrpc":"2.0","id":99,"result":{}})");

@@ -17,15 +17,15 @@
 #include "fakes/temp_ledger.h"
 #include "ledger/database.h"
 #include "ledger/schema.h"
-#include "server/runtime/event_loop.h"
+#include "server/catalog/tool_registry.h"
 #include "server/durable/ledger_service.h"
+#include "server/runtime/event_loop.h"
+#include "server/runtime/worker_pool.h"
 #include "server/session/session.h"
 #include "server/tasks/task_store_thread.h"
-#include "server/catalog/tool_registry.h"
 #include "server/tools/echo_tool.h"
 #include "server/tools/ledger_tools.h"
 #include "server/tools/test_tools.h"
-#include "server/runtime/worker_pool.h"
 
 namespace keel {
 
@@ -70,7 +70,8 @@ class TaskHarness {
   void Send(const char* line) { Send(std::string(line)); }
   void Send(const Json& message) { Send(message.dump()); }
   void Initialize(bool send_initialized = true) {
-    Send(R"({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})");
+    Send(
+        R"({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})");
     if (send_initialized) Send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
     sink_.Clear();
   }

@@ -1,12 +1,13 @@
 // Recovery of tasks a dead keel left working (TASK-2): which tasks count as orphans, and
 // what each becomes, with the process check and the clock injected.
+#include "server/tasks/task_recovery.h"
+
 #include <catch2/catch.hpp>
 
 #include "fakes/stub_tool.h"
 #include "fakes/temp_dir.h"
 #include "ledger/schema.h"
 #include "ledger/task_store.h"
-#include "server/tasks/task_recovery.h"
 
 namespace keel::task_recovery_test {
 namespace {
@@ -72,7 +73,8 @@ class RecoveryFixture {
 
 }  // namespace
 
-TEST_CASE("a task whose keel died is failed as interrupted, outcome unknown", "[task_recovery][TASK-2]") {
+TEST_CASE("a task whose keel died is failed as interrupted, outcome unknown",
+          "[task_recovery][TASK-2]") {
   RecoveryFixture f;
   const std::string id = f.Add("keel-dead", /*pid=*/300, /*lease_until=*/kNow + 60000);
   CHECK(f.Recover() == 1);
@@ -123,7 +125,8 @@ TEST_CASE("a task of our own pid under another owner is an orphan (a restart reu
   CHECK(f.Get(id).status == TaskStatus::kFailed);
 }
 
-TEST_CASE("an orphan of a tool no longer served is failed, outcome unknown", "[task_recovery][TASK-2]") {
+TEST_CASE("an orphan of a tool no longer served is failed, outcome unknown",
+          "[task_recovery][TASK-2]") {
   RecoveryFixture f;
   const std::string id = f.Add("keel-dead", 300, kNow + 60000, "happened", "gone_tool");
   CHECK(f.Recover() == 1);

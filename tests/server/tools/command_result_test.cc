@@ -54,8 +54,8 @@ TEST_CASE("each exit status maps to its documented failure class", "[command]") 
   const Json failed = CommandResultOf(Exited(1, "job not found"), spec, nullptr, "t");
   CHECK(ClassOf(failed) == FailureClass::kRejectedPermanent);
   CHECK(ErrorOf(failed).at("type") == "command_failed");
-  CHECK_THAT(TextOf(failed), Catch::Contains("exited with status 1") &&
-                                 Catch::Contains("job not found"));
+  CHECK_THAT(TextOf(failed),
+             Catch::Contains("exited with status 1") && Catch::Contains("job not found"));
 }
 
 TEST_CASE("a catalog exit-code mapping decides the class", "[command]") {
@@ -98,7 +98,8 @@ TEST_CASE("a JSON error on stdout carries the backend's status and retry-after",
       CommandResultOf(Exited(0, R"({"error":{"status":404}})"), spec, nullptr, "t");
   CHECK(not_found.value("isError", false));
   CHECK(ClassOf(not_found) == FailureClass::kRejectedPermanent);
-  const Json gateway = CommandResultOf(Exited(1, R"({"error":{"status":504}})"), spec, nullptr, "t");
+  const Json gateway =
+      CommandResultOf(Exited(1, R"({"error":{"status":504}})"), spec, nullptr, "t");
   CHECK(ClassOf(gateway) == FailureClass::kAmbiguous);
   const Json own_class = CommandResultOf(
       Exited(1, R"({"error":{"type":"quota","failure_class":"not_sent"}})"), spec, nullptr, "t");
@@ -109,10 +110,11 @@ TEST_CASE("a JSON error on stdout carries the backend's status and retry-after",
                                 "t")) == FailureClass::kRejectedTransient);
   CHECK(ClassOf(CommandResultOf(Exited(75, R"({"error":{"status":500}})"), spec, nullptr, "t")) ==
         FailureClass::kRejectedTransient);
-  CHECK(ClassOf(CommandResultOf(Exited(1, R"({"error":{"type":"custom"}})"), spec, nullptr,
-                                "t")) == FailureClass::kRejectedPermanent);
+  CHECK(ClassOf(CommandResultOf(Exited(1, R"({"error":{"type":"custom"}})"), spec, nullptr, "t")) ==
+        FailureClass::kRejectedPermanent);
   // Without a status the exit status decides.
-  const Json plain = CommandResultOf(Exited(75, R"({"error":{"message":"busy"}})"), spec, nullptr, "t");
+  const Json plain =
+      CommandResultOf(Exited(75, R"({"error":{"message":"busy"}})"), spec, nullptr, "t");
   CHECK(ClassOf(plain) == FailureClass::kRejectedTransient);
 }
 
@@ -145,8 +147,8 @@ TEST_CASE("stdout is text, or a JSON object that becomes structuredContent", "[c
   CHECK(object.at("structuredContent") == Json{{"op", "op_1"}});
   CHECK(TextOf(object) == "{\"op\":\"op_1\"}");
   spec.output = CommandOutput::kText;
-  CHECK_FALSE(CommandResultOf(Exited(0, "{\"op\":1}"), spec, nullptr, "t").contains(
-      "structuredContent"));
+  CHECK_FALSE(
+      CommandResultOf(Exited(0, "{\"op\":1}"), spec, nullptr, "t").contains("structuredContent"));
   spec.output = CommandOutput::kJson;
   const Json not_json = CommandResultOf(Exited(0, "[1,2]"), spec, nullptr, "t");
   CHECK(ErrorOf(not_json).at("type") == "output_invalid");
@@ -155,8 +157,8 @@ TEST_CASE("stdout is text, or a JSON object that becomes structuredContent", "[c
 
 TEST_CASE("structured output is validated against the outputSchema", "[command]") {
   const CommandSpec spec;
-  const Json schema = Json::parse(
-      R"({"type":"object","properties":{"op":{"type":"string"}},"required":["op"]})");
+  const Json schema =
+      Json::parse(R"({"type":"object","properties":{"op":{"type":"string"}},"required":["op"]})");
   REQUIRE_FALSE(CheckSchemaWellFormed(schema));
   CHECK(CommandResultOf(Exited(0, R"({"op":"x"})"), spec, schema, "t").at("structuredContent") ==
         Json{{"op", "x"}});

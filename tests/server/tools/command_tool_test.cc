@@ -1,20 +1,21 @@
 // CommandTool with real child processes: what the child receives (argv, stdin,
 // environment), fd-3 progress reaching the call's progress, the deadline killing the child,
 // and a keyed write whose child is killed after its effect being reconciled by the lookup.
+#include "server/tools/command_tool.h"
+
 #include <signal.h>
 #include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-#include <catch2/catch.hpp>
 
 #include <fstream>
 #include <sstream>
 
+#include <catch2/catch.hpp>
+#include <sys/wait.h>
+
 #include "fakes/temp_ledger.h"
 #include "server/policy/failure_classify.h"
 #include "server/runtime/process_attempt.h"
-#include "server/tools/command_tool.h"
 
 namespace keel::command_tool_test {
 namespace {
@@ -72,10 +73,11 @@ std::string Text(const Json& result) {
 TEST_CASE("a command gets its arguments in argv and on stdin, and only keel's variables",
           "[command]") {
   setenv("KEEL_TEST_SECRET", "do-not-pass", 1);
-  CommandSpec command = Sh(
-      "printf '%s|' \"$1\" \"$KEEL_TEST_SECRET\" \"$MODE\" \"$KEEL_TOOL\" \"$KEEL_INTENT_ID\" "
-      "\"$KEEL_ATTEMPT\" \"$KEEL_ATTEMPT_ID\" \"$KEEL_REQUEST_ID\" \"${{KEEL_IDEMPOTENCY_KEY-unset}}\"; "
-      "[ \"$KEEL_DEADLINE_MS\" -gt 0 ] && printf 'deadline|'; cat");
+  CommandSpec command =
+      Sh("printf '%s|' \"$1\" \"$KEEL_TEST_SECRET\" \"$MODE\" \"$KEEL_TOOL\" \"$KEEL_INTENT_ID\" "
+         "\"$KEEL_ATTEMPT\" \"$KEEL_ATTEMPT_ID\" \"$KEEL_REQUEST_ID\" "
+         "\"${{KEEL_IDEMPOTENCY_KEY-unset}}\"; "
+         "[ \"$KEEL_DEADLINE_MS\" -gt 0 ] && printf 'deadline|'; cat");
   command.argv.push_back("{job}");
   command.env_set["MODE"] = "test";
   command.output = CommandOutput::kText;
@@ -119,12 +121,13 @@ TEST_CASE("a keyed write killed after its effect is reconciled by lookup and nev
   const std::string effects = ledger.dir().File("effects");
   // The effect happens, then the answer never comes: the deadline kills the child.
   CommandSpec command = Sh("echo \"$KEEL_IDEMPOTENCY_KEY\" >> '" + effects + "'; sleep 30");
-  command.lookup = CommandLookup{
-      {"/bin/sh", "-c",
-       "if grep -qx \"$1\" '" + effects + "'; then echo '{{\"happened\":true,\"result\":"
-       "{{\"op\":\"op_1\"}}}}'; else echo '{{\"happened\":false}}'; fi",
-       "sh", "{idempotency_key}"},
-      5000};
+  command.lookup =
+      CommandLookup{{"/bin/sh", "-c",
+                     "if grep -qx \"$1\" '" + effects +
+                         "'; then echo '{{\"happened\":true,\"result\":"
+                         "{{\"op\":\"op_1\"}}}}'; else echo '{{\"happened\":false}}'; fi",
+                     "sh", "{idempotency_key}"},
+                    5000};
   CommandTool tool(SpecOf("restart", EffectClass::kUnsafeWrite), command, ledger.service());
   const Json meta = {{"dev.keel/idempotency-key", "intent-1"}};
   const Json first = Run(tool, Json{{"job", "web"}}, Millis(300), meta);

@@ -3,11 +3,12 @@
 // latency within the attempt deadline or past it (attempt_timeout), N failures with 503
 // then success, a sustained 503 outage driven by an injected clock, and a response lost
 // after the backend accepted the operation.
+#include "server/tools/deployment_tools.h"
+
 #include <catch2/catch.hpp>
 
 #include "fakes/temp_ledger.h"
 #include "server/policy/failure_classify.h"
-#include "server/tools/deployment_tools.h"
 
 namespace keel::deployment_tools_test {
 namespace {
@@ -44,7 +45,9 @@ class Backend {
 };
 
 Json Restart(const char* intent = "intent-1", const char* approval = "ap-1") {
-  return Json{{"job_id", "web-api"}, {"environment", "production"}, {"intent_id", intent},
+  return Json{{"job_id", "web-api"},
+              {"environment", "production"},
+              {"intent_id", intent},
               {"approval_id", approval}};
 }
 
@@ -127,9 +130,10 @@ TEST_CASE("start_after lets the first N calls through before the faults begin", 
   CHECK(b.Call("get_deployment_job", {{"job_id", "web-api"}}).value("isError", false) == false);
 }
 
-TEST_CASE("lose_response carries the restart out, then answers lost_response with the key to "
-          "look up",
-          "[deployment]") {
+TEST_CASE(
+    "lose_response carries the restart out, then answers lost_response with the key to "
+    "look up",
+    "[deployment]") {
   FaultSpec spec;
   spec.lose_response = 1;
   Backend b({{"restart_deployment_job", spec}});
@@ -160,9 +164,10 @@ TEST_CASE("latency within the attempt deadline delays the answer, past it the at
 TEST_CASE("fault flag values are parsed strictly and name what is wrong", "[deployment]") {
   const std::set<std::string> tools = DeploymentToolNames();
   std::string error;
-  auto ok = ParseFaults({"get_deployment_job:fail_503=2", "get_deployment_job:latency=50",
-                         "restart_deployment_job:lose_response", "get_deployment_job:sustained_503=9000"},
-                        tools, &error);
+  auto ok =
+      ParseFaults({"get_deployment_job:fail_503=2", "get_deployment_job:latency=50",
+                   "restart_deployment_job:lose_response", "get_deployment_job:sustained_503=9000"},
+                  tools, &error);
   REQUIRE(ok);
   CHECK((*ok)["get_deployment_job"].fail_503 == 2);
   CHECK((*ok)["get_deployment_job"].latency_ms == 50);

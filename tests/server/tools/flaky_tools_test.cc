@@ -1,13 +1,13 @@
 // The flaky test tools (behind --test-tools): a named counter scripts which attempts fail
 // and how, so retry behaviour can be driven end to end. Called directly, no session.
-#include <catch2/catch.hpp>
-
 #include <chrono>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <catch2/catch.hpp>
 
 #include "protocol/schema_validator.h"
 #include "server/policy/failure_classify.h"
@@ -28,8 +28,7 @@ class TestTools {
     throw std::logic_error("unreachable");
   }
 
-  Json Call(const std::string& name, Json args,
-            CancellationToken token = CancellationToken(),
+  Json Call(const std::string& name, Json args, CancellationToken token = CancellationToken(),
             TimePoint deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10)) {
     ToolContext ctx(std::move(args), std::move(token), nullptr);
     ctx.set_deadline(deadline);
@@ -48,8 +47,8 @@ TEST_CASE("a flaky tool fails as scripted per attempt, then succeeds", "[retry][
   const Json first = t.Call("flaky_read", args);
   CHECK(first["isError"] == true);
   CHECK(first["content"][0]["text"] == "flaky: scripted failure backend_503 on attempt 1");
-  CHECK(first["structuredContent"]["error"] == Json{{"type", "backend_503"},
-                                                    {"retry_after_ms", 700}});
+  CHECK(first["structuredContent"]["error"] ==
+        Json{{"type", "backend_503"}, {"retry_after_ms", 700}});
   const auto failure = ClassifyResult(first);
   REQUIRE(failure.has_value());
   CHECK(failure->failure == FailureClass::kRejectedTransient);
@@ -99,8 +98,9 @@ TEST_CASE("only flaky_idempotent accepts an idempotency key in its arguments",
   CHECK_FALSE(accepts("flaky_read", Json{{"counter", "c"}, {"retry_after_ms", -1}}));
   CHECK_FALSE(accepts("flaky_read",
                       Json{{"counter", "c"}, {"fail", Json(std::vector<std::string>(11, "x"))}}));
-  CHECK(accepts("flaky_read", Json{{"counter", "c"}, {"fail", {"backend_503"}},
-                                   {"retry_after_ms", 0}, {"hang", true}}));
+  CHECK(accepts(
+      "flaky_read",
+      Json{{"counter", "c"}, {"fail", {"backend_503"}}, {"retry_after_ms", 0}, {"hang", true}}));
 }
 
 TEST_CASE("a hanging flaky timeout waits until cancelled and then stops at its checkpoint",

@@ -82,9 +82,10 @@ bool Replayed(const Json& result) {
   return result.contains("_meta") && result["_meta"].value("dev.keel/replayed", false);
 }
 
-TEST_CASE("without a key, a retried charge runs twice: a new JSON-RPC id is not idempotence "
-          "(IDEM-1)",
-          "[ledger-tools][IDEM-1]") {
+TEST_CASE(
+    "without a key, a retried charge runs twice: a new JSON-RPC id is not idempotence "
+    "(IDEM-1)",
+    "[ledger-tools][IDEM-1]") {
   Ledger l;
   const Json first = l.Call("charge_account", Charge(1200));
   const Json second = l.Call("charge_account", Charge(1200));
@@ -105,7 +106,8 @@ TEST_CASE("the same key twice charges once and replays the first result, marked 
   CHECK(l.Count("SELECT COUNT(*) FROM charges") == 1);
   CHECK(l.Count("SELECT balance_cents FROM accounts WHERE account = 'acct-7'") == 98800);
   // The key may also travel in _meta.
-  const Json via_meta = l.Call("charge_account", Charge(1200), {{"dev.keel/idempotency-key", "checkout-7"}});
+  const Json via_meta =
+      l.Call("charge_account", Charge(1200), {{"dev.keel/idempotency-key", "checkout-7"}});
   CHECK(Replayed(via_meta));
   CHECK(l.Count("SELECT COUNT(*) FROM charges") == 1);
 }
@@ -138,9 +140,10 @@ TEST_CASE("a key given twice with different values is an argument error", "[ledg
   CHECK(l.Count("SELECT COUNT(*) FROM charges") == 0);
 }
 
-TEST_CASE("two connections released at a barrier with one key: one execution, both see it "
-          "(IDEM-3)",
-          "[ledger-tools][IDEM-3]") {
+TEST_CASE(
+    "two connections released at a barrier with one key: one execution, both see it "
+    "(IDEM-3)",
+    "[ledger-tools][IDEM-3]") {
   Ledger l;
   for (int round = 0; round < 20; ++round) {
     const std::string key = "race-" + std::to_string(round);
@@ -192,12 +195,12 @@ TEST_CASE("the practice lab: reserve_inventory under a key (IDEM-6, IDEM-4)",
 
   // Mutating the returned reservation does not change what is stored.
   first["structuredContent"]["reservation_id"] = "tampered";
-  CHECK(l.Call("reserve_inventory", Reserve(5, "order-42"))["structuredContent"]["reservation_id"] ==
-        reservation);
+  CHECK(l.Call("reserve_inventory",
+               Reserve(5, "order-42"))["structuredContent"]["reservation_id"] == reservation);
 
   // No secret or payment data in what is stored: only the reservation's own fields.
-  const std::set<std::string> allowed = {"reservation_id", "tenant", "sku", "quantity",
-                                         "remaining", "executed_at"};
+  const std::set<std::string> allowed = {"reservation_id", "tenant",    "sku",
+                                         "quantity",       "remaining", "executed_at"};
   for (const auto& [field, value] : retry["structuredContent"].items()) {
     CHECK(allowed.count(field) == 1);
   }

@@ -1,18 +1,18 @@
 // The per-attempt trace file (OBS-1): record shape, W3C traceparent, whole lines.
-#include <catch2/catch.hpp>
+#include "server/trace/trace_log.h"
 
 #include <fstream>
 #include <thread>
 #include <vector>
 
+#include <catch2/catch.hpp>
+
 #include "fakes/temp_dir.h"
-#include "server/trace/trace_log.h"
 
 namespace keel::trace_log_test {
 
 TEST_CASE("a valid traceparent gives the client's trace id and parent span", "[trace][OBS-1]") {
-  const auto context =
-      ParseTraceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+  const auto context = ParseTraceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
   REQUIRE(context);
   CHECK(context->trace_id == "4bf92f3577b34da6a3ce929d0e0e4736");
   CHECK(context->parent_span_id == "00f067aa0ba902b7");

@@ -1,9 +1,9 @@
 // `keel trace summary` (OBS-2) over a hand-written trace.
-#include <catch2/catch.hpp>
+#include "server/trace/trace_summary.h"
 
 #include <sstream>
 
-#include "server/trace/trace_summary.h"
+#include <catch2/catch.hpp>
 
 namespace keel::trace_summary_test {
 namespace {
@@ -16,9 +16,10 @@ std::string Record(const std::string& event, const std::string& call, const std:
 
 }  // namespace
 
-TEST_CASE("the trace summary counts calls, intents, retries, timeouts, breaker rejects, backend "
-          "operations and durations per tool and outcome",
-          "[trace][OBS-2]") {
+TEST_CASE(
+    "the trace summary counts calls, intents, retries, timeouts, breaker rejects, backend "
+    "operations and durations per tool and outcome",
+    "[trace][OBS-2]") {
   std::stringstream trace;
   // Two calls of one intent (a retry by the client under the same key), one with two attempts.
   // The first attempt was lost after the backend accepted operation op-1; the retry under the

@@ -1,16 +1,17 @@
 // Outbox (BP-1): responses are never dropped, progress coalesces per stream in place and
 // is dropped oldest first at the byte bound, cancelled progress is taken back, logs are
 // dropped past half the bound, and partial writes resume where they stopped.
+#include "server/transport/outbox.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "server/transport/outbox.h"
+#include <catch2/catch.hpp>
 
 namespace keel::outbox_test {
 namespace {
@@ -135,9 +136,10 @@ TEST_CASE("growing a slot drops older streams but never itself, and keeps its pl
   CHECK(r.WriteAll() == Sized("a2", 45) + "\n" + Sized("c1", 30) + "\nx\n");
 }
 
-TEST_CASE("progress that cannot fit even after dropping all older progress is dropped itself "
-          "(BP-1)",
-          "[outbox][BP-1]") {
+TEST_CASE(
+    "progress that cannot fit even after dropping all older progress is dropped itself "
+    "(BP-1)",
+    "[outbox][BP-1]") {
   Recorded r(100);
   r.outbox.PushResponse(Sized("r", 60));
   r.outbox.PushProgress(1, Sized("a1", 20));
@@ -152,12 +154,13 @@ TEST_CASE("progress that cannot fit even after dropping all older progress is dr
   CHECK(r.WriteAll() == Sized("r", 60) + "\n" + Sized("b", 30) + "\n");
 }
 
-TEST_CASE("past the bound a slot may be overwritten by a line no longer, not by a longer one "
-          "(BP-1)",
-          "[outbox][BP-1]") {
+TEST_CASE(
+    "past the bound a slot may be overwritten by a line no longer, not by a longer one "
+    "(BP-1)",
+    "[outbox][BP-1]") {
   Recorded r(100);
   r.outbox.PushProgress(1, Sized("a1", 30));
-  r.outbox.PushResponse(Sized("r", 90));  // responses go past the bound
+  r.outbox.PushResponse(Sized("r", 90));      // responses go past the bound
   r.outbox.PushProgress(1, Sized("a2", 30));  // same size: overwriting needs no room
   r.outbox.PushProgress(1, Sized("a3", 31));  // one more byte does
   CHECK(r.dropped == std::vector<uint64_t>{1});
@@ -262,13 +265,13 @@ TEST_CASE("lines left after drops, overwrites and discards keep their order (BP-
           "[outbox][BP-1]") {
   Recorded r(60);
   Pipe pipe;
-  r.outbox.PushResponse("r1");        // 3
-  r.outbox.PushProgress(1, "a1");     // 3
-  r.outbox.PushProgress(2, "b1");     // 3
-  r.outbox.PushLog("l1");             // 3
-  r.outbox.PushProgress(3, "c1");     // 3
-  r.outbox.PushResponse("r2");        // 3: 18 bytes in all
-  r.outbox.PushProgress(2, "b2");     // in place
+  r.outbox.PushResponse("r1");     // 3
+  r.outbox.PushProgress(1, "a1");  // 3
+  r.outbox.PushProgress(2, "b1");  // 3
+  r.outbox.PushLog("l1");          // 3
+  r.outbox.PushProgress(3, "c1");  // 3
+  r.outbox.PushResponse("r2");     // 3: 18 bytes in all
+  r.outbox.PushProgress(2, "b2");  // in place
   r.outbox.DiscardProgress(3);
   r.outbox.PushProgress(4, Sized("d", 45));  // 15 + 45 = 60: fits without a drop
   r.outbox.PushProgress(5, "e1");            // 1 goes (the oldest), then it fits
