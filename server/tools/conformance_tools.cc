@@ -50,7 +50,7 @@ void Pause(ToolContext& ctx, Millis delay) {
 }
 
 // The schema of the suite's json-schema-2020-12 scenario, verbatim.
-constexpr const char* kSchema2020_12 = R"({
+constexpr const char* kSchemaDraft202012 = R"({
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "type": "object",
   "$defs": {
@@ -124,7 +124,7 @@ std::vector<std::unique_ptr<Tool>> MakeConformanceTools(Millis step_delay) {
         return TextResult("Received arguments: " +
                           ctx.arguments().dump(-1, ' ', false, Json::error_handler_t::replace));
       },
-      kSchema2020_12));
+      kSchemaDraft202012));
   return tools;
 }
 

@@ -45,7 +45,7 @@ std::vector<std::unique_ptr<Tool>> Impls() {
   return impls;
 }
 
-const char* kCharge =
+const char* const kCharge =
     R"({"tools":[{"name":"charge","title":"Charge","description":"From the catalog.",
   "inputSchema":{"type":"object","properties":{"account":{"type":"string"},"cents":{"type":"integer"},
     "memo":{"type":"string"}},"required":["account","cents"],"additionalProperties":false},

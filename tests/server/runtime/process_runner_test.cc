@@ -65,7 +65,7 @@ bool Gone(pid_t pid) {
 
 // A child whose grandchild ignores SIGTERM and holds every pipe; both report their pids on
 // fd 3 (the grandchild only once its trap is set).
-const char* kStubbornGroup =
+const char* const kStubbornGroup =
     R"(echo $$ >&3; sh -c 'trap "" TERM; echo $$ >&3; exec sleep 30' & wait)";
 
 TEST_CASE("exit code, stdout and stderr are captured", "[process]") {
