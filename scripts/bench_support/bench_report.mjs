@@ -28,33 +28,33 @@ const BUSY_CORES = 0.2;
 // size arguments (full: the bench's own defaults, as the README quotes them).
 const MODES = [
   {
-    id: 'throughput', issue: 2, args: [],
+    id: 'throughput', args: [],
     title: 'Throughput, latency, CPU and memory vs the official TypeScript SDK server',
     full: [], quick: ['--calls', '2000', '--warmup', '200'],
   },
   {
-    id: 'startup', issue: 2, args: ['--startup'],
+    id: 'startup', args: ['--startup'],
     title: 'Start-up: spawn to the initialize response',
     full: [], quick: ['--runs', '20', '--warmup', '2'],
   },
   {
-    id: 'cancel', issue: 3, args: ['--cancel'],
+    id: 'cancel', args: ['--cancel'],
     title: 'Cancel latency',
     full: [], quick: ['--iterations', '200', '--cancel-warmup', '20'],
   },
   {
-    id: 'flood', issue: 3, args: ['--flood'],
+    id: 'flood', args: ['--flood'],
     title: 'Slow consumer: memory under a progress flood with the reader paused',
     full: [], quick: ['--calls', '10000,100000'],
   },
   {
-    id: 'ledger', issue: 4, args: ['--ledger'],
+    id: 'ledger', args: ['--ledger'],
     title: 'Ledger: exactly-once mutations vs raw SQLite commits',
     full: [], quick: ['--calls', '300', '--warmup', '30', '--replays', '3000', '--replay-warmup', '200',
       '--raw-commits', '400', '--raw-warmup', '20'],
   },
   {
-    id: 'command', issue: 8, args: ['--command'],
+    id: 'command', args: ['--command'],
     title: 'Command-backed tool overhead vs spawning the command directly',
     full: [], quick: ['--calls', '200', '--warmup', '20', '--block', '50', '--tp-block', '100'],
   },
@@ -469,7 +469,7 @@ function report(o, m, runs, t) {
   L.push('');
   const goalRows = [];
   for (const r of runs) {
-    const title = `${r.mode.id} (issue ${r.mode.issue})`;
+    const title = `${r.mode.id}`;
     if (!r.ok) { goalRows.push([title, 'the benchmark did not run', r.error, '**FAILED TO RUN**']); continue; }
     for (const g of r.data.goals ?? []) goalRows.push([title, g.goal, g.value, g.pass ? 'PASS' : '**MISS**']);
   }
@@ -537,7 +537,7 @@ function report(o, m, runs, t) {
   let n = 0;
   for (const r of runs) {
     n++;
-    L.push(`## ${n}. ${r.mode.title} (issue ${r.mode.issue})`);
+    L.push(`## ${n}. ${r.mode.title}`);
     L.push('');
     L.push(`\`${r.command}\` — ${fmt(r.seconds, 1)} s.`);
     L.push('');
@@ -573,7 +573,7 @@ function report(o, m, runs, t) {
   }
   for (const x0 of skipped) {
     n++;
-    L.push(`## ${n}. ${x0.title} (issue ${x0.issue})`);
+    L.push(`## ${n}. ${x0.title}`);
     L.push('');
     L.push('Not run (left out with --modes).');
     L.push('');

@@ -1,4 +1,4 @@
-// Driver for `scripts/bench --command`: the overhead of a command-backed tool (issue 8) over
+// Driver for `scripts/bench --command`: the overhead of a command-backed tool over
 // running the same command directly, measured from outside over stdio. Like the other
 // benches it prints figures and asserts nothing: goals are printed as PASS/MISS for
 // information, and the exit status is 0 unless keel or the direct spawns fail to run (spawn

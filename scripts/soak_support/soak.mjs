@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The soak (issue 9 item 5): a bounded run, loopback only, of a seeded random mix of
+// The soak (IDEM-1..6, CAN-2, TASK-2): a bounded run, loopback only, of a seeded random mix of
 // everything keel does — reads, keyed and unkeyed writes, restarts under faults, cancels,
 // timeouts, tasks, held slots, bad input, a kill-switch window — at a steady in-flight
 // level, against two keel processes sharing one --db file, with invariants checked while it

@@ -19,7 +19,7 @@ namespace {
 // A larger file is checked in part, with a warning, rather than delaying start-up.
 constexpr std::chrono::milliseconds kStartupScanBudget{2000};
 
-// Issue 17 item 12: a file keel cannot write, or whose pages are damaged, is refused at
+// DC-1: a file keel cannot write, or whose pages are damaged, is refused at
 // start-up; served, it would answer every keyed write `ledger_error` "retry", which never
 // succeeds. Empty when the file is usable.
 std::string Unusable(Database& db, const std::string& path) {

@@ -1,6 +1,6 @@
 // RemoteWrite: one attempt of a keyed write whose effect happens outside keel's database (a
 // command, a remote API), at most once per (tool, idempotency key) across attempts, calls,
-// connections and restarts (IDEM-5), with reconciliation by key (issue 8 item 5).
+// connections and restarts (IDEM-5), with reconciliation by key (IDEM-5).
 //
 // The protocol, on the mutation ledger (ledger/mutation_ledger.h):
 //  1. Claim the key (an in_progress row leased for `lease_ms`). A finished key replays its
@@ -12,8 +12,8 @@
 //     still run (a command orphaned by a keel that was killed: process_attempt.h), nothing is
 //     released and nothing runs — the answer is idempotency_in_progress (retry_after_ms), or
 //     needs_reconciliation when the attempt's process group was never recorded, and the row
-//     stays needs_reconciliation for the next call or start-up to look up again (issue 17
-//     item 2: a lookup that says "did not happen" while the write is still on its way means
+//     stays needs_reconciliation for the next call or start-up to look up again (IDEM-5:
+//     a lookup that says "did not happen" while the write is still on its way means
 //     nothing). Once the attempt is known to be over (or none was recorded): did not happen ->
 //     the claim is dropped and taken anew, so the effect runs; unknown -> an idempotent_write
 //     runs again (a repeat with the same key is declared harmless), any other write answers
@@ -76,7 +76,7 @@ struct RemoteWriteOps {
 
 Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const RemoteWriteOps& ops);
 
-// At start-up (issue 8 item 5): every in_progress row of `tool` whose claimant is gone (its
+// At start-up (IDEM-5): every in_progress row of `tool` whose claimant is gone (its
 // lease expired, or its process no longer runs) and every needs_reconciliation row is
 // adopted and looked up; happened -> committed with the lookup's result, did not happen ->
 // dropped once its recorded attempt is known to be over (else left needs_reconciliation, as

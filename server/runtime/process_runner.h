@@ -1,4 +1,4 @@
-// RunProcess: runs one child process to completion, for command-backed tools (issue 8).
+// RunProcess: runs one child process to completion, for command-backed tools (CAN-2, IDEM-5).
 //
 // What it does:
 //  1. argv is executed directly, never through a shell. If argv[0] contains no '/', it is

@@ -2,7 +2,7 @@
 // stdout, and stderr for the process log), for reads and writes that never block the
 // thread making them, without changing the flags of the open file description keel shares
 // with its parent. Setting O_NONBLOCK there (as keel once did) outlives keel: on a terminal
-// the next program then fails with EAGAIN (issue 17 #7), and on a pipe shared by stdout and
+// the next program then fails with EAGAIN (BP-1), and on a pipe shared by stdout and
 // stderr it makes another writer's writes fail.
 //
 // How each kind of file is handled (TakeStdio):

@@ -1,4 +1,4 @@
-// Command-backed tools (issue 8) against the real binary: a catalog entry with `run` makes
+// Command-backed tools (CAN-2, IDEM-5) against the real binary: a catalog entry with `run` makes
 // keel run a child process per attempt. The contract tested is that of
 // server/catalog/command_spec.h, server/tools/command_tool.h, server/tools/command_result.h,
 // server/durable/remote_write.h and server/runtime/process_runner.h:
@@ -671,7 +671,7 @@ test('after keel is SIGKILLed mid-write before any effect, the start-up lookup s
   assert.equal(linesOf(join(dir, 'runs')).length, 2, 'the replay ran nothing');
 });
 
-// Issue 17 item 2: keel is SIGKILLed 0.5 s into a 2 s keyed write; the command runs on (its
+// IDEM-5: keel is SIGKILLed 0.5 s into a 2 s keyed write; the command runs on (its
 // process group outlives keel). The next keel's start-up lookup says {"happened": false} —
 // true at that moment, but the write is still on its way — so it must not release the key.
 test('a keyed unsafe_write whose keel is SIGKILLed 0.5 s into its 2 s command runs once: while the orphaned command runs, the new keel\'s start-up lookup does not release the key and the retry with the same key gets idempotency_in_progress without running anything; once the command has finished, the retry gets the looked-up result (IDEM-3, IDEM-5)', async (t) => {

@@ -1,6 +1,6 @@
 // A --db file keel cannot use safely is refused at start-up: exit 73 (EX_CANTCREAT) with the
 // reason on stderr and nothing on stdout, instead of serving calls that all fail or, worse,
-// run twice (issue 17 items 6 and 12): a second hard link to the file, a file keel can read
+// run twice (IDEM-1, IDEM-5): a second hard link to the file, a file keel can read
 // but not write, a file whose pages are damaged. A symlink to the file keeps working.
 // Run: node --test tests/interop/db_refused.test.mjs   (scripts/test runs it too)
 //

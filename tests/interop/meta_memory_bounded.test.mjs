@@ -1,4 +1,4 @@
-// What a queued call holds does not grow with its _meta (issue 17, item 13): the real keel
+// What a queued call holds does not grow with its _meta (BP-1): the real keel
 // binary, one worker blocked on a latch, and six tools/call lines each carrying a ~14 MB
 // _meta array (parsed, about 8 bytes of memory per byte on the wire). keel keeps only the
 // _meta keys it reads, so once the six are queued its RSS stays far below what six parsed

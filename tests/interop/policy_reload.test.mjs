@@ -1,4 +1,4 @@
-// The resilience policy from outside (issue 6 item 2, BUD-1): an invalid --policy stops keel
+// The resilience policy from outside (BUD-1): an invalid --policy stops keel
 // with exit 78 listing every problem; SIGHUP reloads the file, a valid version replaces the
 // running one (kept as the previous one: `keel policy show --previous`), an invalid one is
 // refused and the running version stays; the trace names the policy version in force.

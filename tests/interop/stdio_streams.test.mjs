@@ -1,4 +1,4 @@
-// keel's stdio streams as a careless host leaves them (issue 17): a stderr nobody reads, and
+// keel's stdio streams as a careless host leaves them (BP-1): a stderr nobody reads, and
 // a stdout the host closes with a call still running. The real binary, raw JSON-RPC lines.
 // Run: node --test tests/interop/stdio_streams.test.mjs   (scripts/test runs it too)
 import { test } from 'node:test';
