@@ -13,6 +13,9 @@
 //     that nothing written to it can reach the client any more. It is a cancellation
 //     input, next to notifications/cancelled: the requests that came on that exchange
 //     and are not settled yet are cancelled (settled without a response; CAN-2, CAN-5).
+//     Today's one dispatcher, Session over stdio, has one exchange: its close is the end
+//     of the session, and keel stops all work and exits. Routing a single exchange's close
+//     to RequestCoordinator comes with the second transport (docs/architecture.md, "Not yet").
 //  3. After OnInputEnded() no message is delivered again; exchanges already open still
 //     carry output (stdio: the answers to calls in flight are written after stdin EOF).
 //
