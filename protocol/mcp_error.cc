@@ -42,4 +42,20 @@ RpcError UnknownTool(std::string_view name) {
 
 RpcError InvalidToolsCursor() { return InvalidParams("invalid cursor"); }
 
+RpcError TaskForbidden(std::string_view name) {
+  return RpcError{kMethodNotFound,
+                  "Tool '" + std::string(name) +
+                      "' cannot run as a task (its execution.taskSupport is 'forbidden'): call "
+                      "it without params.task",
+                  Json()};
+}
+
+RpcError TaskRequired(std::string_view name) {
+  return RpcError{kMethodNotFound,
+                  "Tool '" + std::string(name) +
+                      "' runs only as a task (its execution.taskSupport is 'required'): add "
+                      "params.task",
+                  Json()};
+}
+
 }  // namespace keel

@@ -66,5 +66,9 @@ RpcError IdInFlight(const Json& id);               // -32600, an id still being 
 RpcError UnknownTool(std::string_view name);
 // tools/list: a cursor keel did not mint, or past the end of the list (-32602).
 RpcError InvalidToolsCursor();
+// tools/call of tool `name` with params.task, where its execution.taskSupport is
+// "forbidden" (-32601); without, where it is "required" (-32601).
+RpcError TaskForbidden(std::string_view name);
+RpcError TaskRequired(std::string_view name);
 
 }  // namespace keel

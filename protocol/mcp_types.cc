@@ -1,7 +1,6 @@
 #include "protocol/mcp_types.h"
 
 #include <algorithm>
-#include <array>
 #include <limits>
 #include <utility>
 
@@ -11,9 +10,6 @@
 
 namespace keel {
 namespace {
-
-constexpr std::array<std::string_view, 8> kLevelNames = {
-    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"};
 
 // params[key] when params is an object that has it and it is not null, else nullptr.
 const Json* Member(const Json& params, std::string_view key) {
@@ -55,17 +51,6 @@ Json CursorParams(std::string_view list, size_t offset) {
 }
 
 }  // namespace
-
-std::optional<LoggingLevel> ParseLoggingLevel(std::string_view name) {
-  for (size_t i = 0; i < kLevelNames.size(); ++i) {
-    if (kLevelNames[i] == name) return static_cast<LoggingLevel>(i);
-  }
-  return std::nullopt;
-}
-
-std::string_view LoggingLevelName(LoggingLevel level) {
-  return kLevelNames[static_cast<size_t>(level)];
-}
 
 Decoded<InitializeRequest> DecodeInitializeRequest(const Json& params) {
   const Json* version = Member(params, "protocolVersion");

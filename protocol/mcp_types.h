@@ -27,16 +27,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "protocol/logging_level.h"
 #include "protocol/mcp_error.h"
 
 namespace keel {
 
 using Json = nlohmann::json;
-
-// MCP LoggingLevel, least severe first (RFC 5424 order).
-enum class LoggingLevel { kDebug, kInfo, kNotice, kWarning, kError, kCritical, kAlert, kEmergency };
-std::optional<LoggingLevel> ParseLoggingLevel(std::string_view name);
-std::string_view LoggingLevelName(LoggingLevel level);
 
 struct InitializeRequest {
   std::string protocol_version;  // non-empty; negotiated by NegotiateWireForm (mcp_era.h)

@@ -34,7 +34,7 @@ SessionOptions SessionOptionsFor(const CliOptions& flags, const std::string& own
   session_options.trace = trace;
   session_options.trace_arguments = flags.trace_arguments;
   if (!flags.client_log_level.empty()) {
-    session_options.client_log_level = ParseLogLevel(flags.client_log_level);
+    session_options.client_log_level = ParseLoggingLevel(flags.client_log_level);
   }
   return session_options;
 }

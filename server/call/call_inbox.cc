@@ -18,7 +18,7 @@ void CallInbox::Port::Progress(uint64_t generation, double progress, std::option
   });
 }
 
-void CallInbox::Port::Log(uint64_t generation, std::string tool, LogLevel level,
+void CallInbox::Port::Log(uint64_t generation, std::string tool, LoggingLevel level,
                           std::string message) const {
   Post([generation, tool = std::move(tool), level,
         message = std::move(message)](CallInbox& in) mutable {

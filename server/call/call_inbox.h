@@ -44,7 +44,7 @@ class CallInbox {
     void Progress(uint64_t generation, double progress, std::optional<double> total,
                   std::string message) const;
     // The tool's log message for the client, dropped once the call has settled.
-    void Log(uint64_t generation, std::string tool, LogLevel level, std::string message) const;
+    void Log(uint64_t generation, std::string tool, LoggingLevel level, std::string message) const;
     // A retry starts `delay` from now: the call's idle clock restarts then.
     void RetryScheduled(uint64_t generation, Duration delay) const;
     // The worker returned `result` (`threw`: the tool raised; `stopped`: it stopped at a

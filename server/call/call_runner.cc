@@ -78,7 +78,7 @@ ToolContext CallRunner::ContextFor(Work& work) {
         inbox_.Progress(generation, progress, total, std::move(text));
       });
   ctx.set_log(
-      [this, generation, tool = work.identity.tool_name](LogLevel level, std::string message) {
+      [this, generation, tool = work.identity.tool_name](LoggingLevel level, std::string message) {
         inbox_.Log(generation, tool, level, std::move(message));
       });
   ctx.set_meta(std::move(work.meta));

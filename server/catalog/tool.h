@@ -17,12 +17,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "protocol/logging_level.h"
 #include "protocol/tool_result.h"
 #include "server/call/call_identity.h"
 #include "server/policy/policy_types.h"
 #include "server/runtime/cancellation.h"
 #include "server/runtime/clock.h"
-#include "server/session/client_log.h"
 
 namespace keel {
 
@@ -79,7 +79,7 @@ class ToolContext {
  public:
   using ProgressFn =
       std::function<void(double progress, std::optional<double> total, std::string message)>;
-  using LogFn = std::function<void(LogLevel level, std::string message)>;
+  using LogFn = std::function<void(LoggingLevel level, std::string message)>;
 
   ToolContext(Json arguments, CancellationToken token, ProgressFn progress)
       : arguments_(std::move(arguments)),
@@ -140,7 +140,7 @@ class ToolContext {
   // keel's own messages, and dropped once the call has settled. Only what the tool means
   // the client to read: the message is not filtered for secrets.
   void set_log(LogFn log) { log_ = std::move(log); }
-  void Log(LogLevel level, std::string message) const {
+  void Log(LoggingLevel level, std::string message) const {
     if (log_) log_(level, std::move(message));
   }
 

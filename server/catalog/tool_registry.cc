@@ -27,16 +27,15 @@ Tool* ToolRegistry::Find(std::string_view name) const {
   return it == by_name_.end() ? nullptr : it->second;
 }
 
-Json ToolRegistry::Describe(const ToolSpec& spec, bool with_execution) {
-  Json tool = {{"name", spec.name}};
-  if (!spec.title.empty()) tool["title"] = spec.title;
-  tool["description"] = spec.description;
-  tool["inputSchema"] = spec.input_schema;
-  if (!spec.output_schema.is_null()) tool["outputSchema"] = spec.output_schema;
-  if (!spec.annotations.is_null()) tool["annotations"] = spec.annotations;
-  if (with_execution) {
-    tool["execution"] = {{"taskSupport", std::string(TaskSupportName(spec.task_support))}};
-  }
+ToolDescription ToolRegistry::Describe(const ToolSpec& spec) {
+  ToolDescription tool;
+  tool.name = spec.name;
+  tool.title = spec.title;
+  tool.description = spec.description;
+  tool.input_schema = spec.input_schema;
+  tool.output_schema = spec.output_schema;
+  tool.annotations = spec.annotations;
+  tool.task_support = std::string(TaskSupportName(spec.task_support));
   return tool;
 }
 

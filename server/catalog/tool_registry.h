@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "protocol/mcp_results.h"
 #include "protocol/tool_name.h"
 #include "server/catalog/tool.h"
 
@@ -23,9 +24,9 @@ class ToolRegistry {
   Tool* Find(std::string_view name) const;
   const std::vector<std::unique_ptr<Tool>>& tools() const { return tools_; }
 
-  // The MCP Tool object for tools/list. `with_execution`: the client negotiated
-  // 2025-11-25, so `execution.taskSupport` is listed.
-  static Json Describe(const ToolSpec& spec, bool with_execution = false);
+  // The MCP Tool of `spec` as tools/list describes it, with its task support; whether the
+  // era lists that is decided on the way to the wire (ToWire, protocol/mcp_era.h).
+  static ToolDescription Describe(const ToolSpec& spec);
 
  private:
   std::vector<std::unique_ptr<Tool>> tools_;

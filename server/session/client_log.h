@@ -18,15 +18,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "protocol/logging_level.h"
 #include "server/runtime/clock.h"
 #include "server/transport/output_sink.h"
 
 namespace keel {
-
-enum class LogLevel { kDebug, kInfo, kNotice, kWarning, kError, kCritical, kAlert, kEmergency };
-
-std::optional<LogLevel> ParseLogLevel(std::string_view name);
-std::string_view LogLevelName(LogLevel level);
 
 class ClientLog {
  public:
@@ -35,15 +31,15 @@ class ClientLog {
 
   ClientLog(OutputSink& sink, const Clock& clock) : sink_(sink), clock_(clock) {}
 
-  void SetLevel(LogLevel level) { threshold_ = level; }
-  void Log(LogLevel level, std::string_view logger, nlohmann::json data);
+  void SetLevel(LoggingLevel level) { threshold_ = level; }
+  void Log(LoggingLevel level, std::string_view logger, nlohmann::json data);
 
   uint64_t dropped() const { return dropped_; }
 
  private:
   OutputSink& sink_;
   const Clock& clock_;
-  std::optional<LogLevel> threshold_;
+  std::optional<LoggingLevel> threshold_;
   double tokens_ = kBurst;
   TimePoint last_refill_{};
   uint64_t dropped_ = 0;

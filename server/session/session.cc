@@ -1,34 +1,37 @@
 #include "server/session/session.h"
 
+#include <algorithm>
+#include <variant>
+
 #include <spdlog/spdlog.h>
 
-#include "protocol/cursor.h"
 #include "protocol/error_codes.h"
-#include "protocol/mcp_version.h"
-#include "protocol/request_meta.h"
 #include "server/catalog/effective_policy.h"
 #include "server/transport/inbound.h"
 
 namespace keel {
 namespace {
 
-// Methods keel serves once initialized. Anything else is -32601 at any time.
-bool IsKnownMethod(std::string_view method) {
-  return method == "initialize" || method == "ping" || method == "tools/list" ||
-         method == "tools/call" || method == "logging/setLevel";
-}
+// What initialize tells the model about keel (InitializeResult.instructions).
+constexpr std::string_view kInstructions =
+    "Tool failures come back as results with isError and, where keel knows more, "
+    "structuredContent.error.type (invalid_arguments, server_busy, timeout) to act on. "
+    "A call that reports no progress for the idle timeout, or runs past the maximum "
+    "timeout, ends with a timeout result. A call cancelled with notifications/cancelled "
+    "is never answered. Mutating tools take an idempotency key (an idempotencyKey "
+    "argument or _meta[\"dev.keel/idempotency-key\"]): retry with the same key and "
+    "arguments and the mutation runs once; ledger_lookup tells what happened to a key. "
+    "Tools marked execution.taskSupport optional or required can run as durable tasks "
+    "(params.task): poll tasks/get, fetch tasks/result, stop them with tasks/cancel; a "
+    "task outlives the connection and a restart of keel.";
 
-bool IsTaskMethod(std::string_view method) {
-  return method == "tasks/get" || method == "tasks/result" || method == "tasks/list" ||
-         method == "tasks/cancel";
-}
-
-// Client-chosen text quoted back in an error message, kept short.
-std::string Quote(std::string_view text) {
-  constexpr size_t kMaxQuoted = 80;
-  if (text.size() <= kMaxQuoted) return std::string(text);
-  return std::string(text.substr(0, kMaxQuoted)) + "...";
-}
+// std::visit over a set of lambdas.
+template <typename... Handlers>
+struct Overloaded : Handlers... {
+  using Handlers::operator()...;
+};
+template <typename... Handlers>
+Overloaded(Handlers...) -> Overloaded<Handlers...>;
 
 }  // namespace
 
@@ -122,208 +125,120 @@ void Session::HandleOversizedLine(size_t bytes) {
 }
 
 void Session::HandleRequest(Message& message) {
+  const Json& id = message.id;
   // First, whatever the method (ping, methods answered at once, unknown ones included): a
   // second answer for an id the client still waits on would be taken for the first one's.
-  if (IdInFlight(message.id)) return RejectDuplicateId(message.id);
-  const std::string& method = message.method;
-  if (method == "ping") return Reply(message.id, Json::object());
-  if (IsTaskMethod(method) && tasks_negotiated_) return HandleTaskMethod(message);
-  if (!IsKnownMethod(method)) {
-    return ReplyError(message.id, kMethodNotFound, "Method not found: " + Quote(method));
+  if (IdInUse(id)) return ReplyError(id, IdInFlight(id));
+  const std::optional<McpMethod> method = MethodOf(wire_, message.method);
+  if (!method) return ReplyError(id, MethodNotFound(message.method));
+  if (*method == McpMethod::kPing) return Reply(id, Json::object());
+  if (*method == McpMethod::kInitialize) {
+    if (initialized_) return ReplyError(id, AlreadyInitialized());
+  } else if (!initialized_) {
+    return ReplyError(id, NotInitialized());
   }
-  if (method == "initialize") return Initialize(message);
-  if (!initialized_) {
-    return ReplyError(message.id, kInvalidRequest, "Server not initialized: send initialize first");
-  }
-  if (method == "tools/list") return ListTools(message);
-  if (method == "tools/call") return CallTool(message);
-  if (method == "logging/setLevel") return SetLogLevel(message);
+  Tool* tool = nullptr;
+  Decoded<McpRequest> request =
+      DecodeRequest(wire_, *method, std::move(message.params), [&](const std::string& name) {
+        tool = tools_.Find(name);
+        return tool != nullptr;
+      });
+  if (!request.ok()) return ReplyError(id, request.error());
+  Serve(id, request.value(), tool);
+}
+
+void Session::Serve(const Json& id, McpRequest& request, Tool* tool) {
+  std::visit(Overloaded{
+                 [&](InitializeRequest& initialize) { Initialize(id, initialize); },
+                 [&](PingRequest&) { Reply(id, Json::object()); },
+                 [&](ListToolsRequest& list) { ListTools(id, list); },
+                 [&](CallToolRequest& call) { CallTool(id, *tool, std::move(call)); },
+                 [&](SetLevelRequest& set_level) {
+                   client_log_.SetLevel(set_level.level);
+                   Reply(id, Json::object());
+                 },
+                 // tasks/* exist only in an era with tasks, so only with a task store.
+                 [&](GetTaskRequest& get) { tasks_->Get(id, get); },
+                 [&](TaskResultRequest& result) { tasks_->Result(id, result); },
+                 [&](ListTasksRequest& list) { tasks_->List(id, list, wire_); },
+                 [&](CancelTaskRequest& cancel) { tasks_->Cancel(id, cancel); },
+             },
+             request);
 }
 
 void Session::HandleNotification(const Message& message) {
-  if (message.method == "notifications/cancelled") {
-    // Malformed, unknown, finished or initialize ids are ignored, never answered.
-    if (message.params.is_object()) {
-      const auto id = message.params.find("requestId");
-      if (id != message.params.end() &&
-          (coordinator_.Cancel(*id) || (tasks_ && tasks_->CancelRequest(*id)))) {
-        spdlog::debug("cancelled request {}", IdKey(*id));
-        if (options_.trace != nullptr) {
-          const TraceContext context = NewTraceContext();
-          options_.trace->Emit(
-              TraceEvent{"cancel.received", "INFO", context.trace_id, NewSpanId(), "",
-                         Json{{"jsonrpc.request.id", IdKey(*id)},
-                              {"keel.policy.version", policy_ ? policy_->version : ""}}});
-        }
+  const std::optional<McpNotification> notification = NotificationOf(wire_, message.method);
+  if (!notification) return;  // unknown notifications are ignored
+  switch (*notification) {
+    case McpNotification::kCancelled:
+      // Malformed, unknown, finished or initialize ids are ignored, never answered.
+      if (const auto cancelled = DecodeCancelledNotification(message.params)) {
+        CancelRequest(cancelled->request_id);
       }
-    }
-    return;
+      return;
+    case McpNotification::kInitialized:
+      // Requests are served as soon as the initialize response is out (clients pipeline);
+      // notifications keel starts on its own (task status) wait for the client's word.
+      if (initialized_ && tasks_) tasks_->set_client_ready();
+      return;
   }
-  // Requests are served as soon as the initialize response is out (clients pipeline);
-  // notifications keel starts on its own (task status) wait for the client's word.
-  if (message.method == "notifications/initialized" && initialized_ && tasks_) {
-    tasks_->set_client_ready();
-  }
-  // Unknown notifications are ignored.
 }
 
-void Session::Initialize(const Message& message) {
-  if (initialized_) {
-    return ReplyError(message.id, kInvalidRequest, "Invalid Request: already initialized");
-  }
-  std::string requested;
-  if (message.params.is_object()) {
-    const auto version = message.params.find("protocolVersion");
-    if (version != message.params.end() && version->is_string())
-      requested = version->get<std::string>();
-  }
-  if (requested.empty()) {
-    return ReplyError(message.id, kInvalidParams,
-                      "Invalid params: initialize needs params.protocolVersion (a string)");
-  }
+void Session::CancelRequest(const Json& request_id) {
+  if (!coordinator_.Cancel(request_id) && !(tasks_ && tasks_->CancelRequest(request_id))) return;
+  spdlog::debug("cancelled request {}", IdKey(request_id));
+  if (options_.trace == nullptr) return;
+  const TraceContext context = NewTraceContext();
+  options_.trace->Emit(TraceEvent{"cancel.received", "INFO", context.trace_id, NewSpanId(), "",
+                                  Json{{"jsonrpc.request.id", IdKey(request_id)},
+                                       {"keel.policy.version", policy_ ? policy_->version : ""}}});
+}
+
+void Session::Initialize(const Json& id, const InitializeRequest& request) {
   initialized_ = true;
-  const std::string_view version = NegotiateProtocolVersion(requested);
-  protocol_version_ = std::string(version);
-  Json capabilities = {{"tools", {{"listChanged", false}}}, {"logging", Json::object()}};
-  tasks_negotiated_ = tasks_ != nullptr && version == "2025-11-25";
-  if (tasks_negotiated_) {
-    capabilities["tasks"] = {{"list", Json::object()},
-                             {"cancel", Json::object()},
-                             {"requests", {{"tools", {{"call", Json::object()}}}}}};
-  }
-  Json result = {
-      {"protocolVersion", std::string(version)},
-      {"capabilities", std::move(capabilities)},
-      {"serverInfo",
-       {{"name", "keel"},
-        {"title", "keel reliable MCP server"},
-        {"version", options_.server_version}}},
-      {"instructions",
-       "Tool failures come back as results with isError and, where keel knows more, "
-       "structuredContent.error.type (invalid_arguments, server_busy, timeout) to act on. "
-       "A call that reports no progress for the idle timeout, or runs past the maximum "
-       "timeout, ends with a timeout result. A call cancelled with notifications/cancelled "
-       "is never answered. Mutating tools take an idempotency key (an idempotencyKey "
-       "argument or _meta[\"dev.keel/idempotency-key\"]): retry with the same key and "
-       "arguments and the mutation runs once; ledger_lookup tells what happened to a key. "
-       "Tools marked execution.taskSupport optional or required can run as durable tasks "
-       "(params.task): poll tasks/get, fetch tasks/result, stop them with tasks/cancel; a "
-       "task outlives the connection and a restart of keel."}};
-  Reply(message.id, result);
+  wire_ = NegotiateWireForm(request.protocol_version, tasks_ != nullptr);
+  const Implementation server_info{"keel", "keel reliable MCP server", options_.server_version};
+  Reply(id, ToWire(wire_, InitializeResultFor(wire_, server_info, std::string(kInstructions))));
 }
 
-void Session::ListTools(const Message& message) {
-  size_t offset = 0;
-  if (message.params.is_object()) {
-    const auto cursor = message.params.find("cursor");
-    if (cursor != message.params.end() && !cursor->is_null()) {
-      std::optional<size_t> decoded;
-      if (cursor->is_string()) decoded = DecodeCursor("tools", cursor->get<std::string>());
-      if (!decoded || *decoded > tools_.tools().size()) {
-        return ReplyError(message.id, kInvalidParams, "Invalid params: invalid cursor");
-      }
-      offset = *decoded;
-    }
-  }
+void Session::ListTools(const Json& id, const ListToolsRequest& request) {
   const auto& all = tools_.tools();
-  const size_t end = std::min(all.size(), offset + options_.page_size);
-  Json list = Json::array();
-  for (size_t i = offset; i < end; ++i) {
-    list.push_back(ToolRegistry::Describe(all[i]->spec(), tasks_negotiated_));
+  if (request.offset > all.size()) return ReplyError(id, InvalidToolsCursor());
+  const size_t end = std::min(all.size(), request.offset + options_.page_size);
+  ListToolsResult result;
+  result.tools.reserve(end - request.offset);
+  for (size_t i = request.offset; i < end; ++i) {
+    result.tools.push_back(ToolRegistry::Describe(all[i]->spec()));
   }
-  Json result = {{"tools", std::move(list)}};
-  if (end < all.size()) result["nextCursor"] = EncodeCursor("tools", end);
-  Reply(message.id, result);
+  if (end < all.size()) result.next_offset = end;
+  Reply(id, ToWire(wire_, std::move(result)));
 }
 
-void Session::SetLogLevel(const Message& message) {
-  std::optional<LogLevel> level;
-  if (message.params.is_object()) {
-    const auto name = message.params.find("level");
-    if (name != message.params.end() && name->is_string()) {
-      level = ParseLogLevel(name->get<std::string>());
-    }
+void Session::CallTool(const Json& id, Tool& tool, CallToolRequest call) {
+  // MCP 2025-11-25 tasks: execution.taskSupport decides (-32601 when it forbids). Without
+  // tasks in the era, call.task is always empty and no tool requires one.
+  const TaskSupport support = tool.spec().task_support;
+  if (call.task) {
+    if (support == TaskSupport::kForbidden) return ReplyError(id, TaskForbidden(tool.spec().name));
+    return CreateTask(id, tool, std::move(call));
   }
-  if (!level) {
-    return ReplyError(message.id, kInvalidParams,
-                      "Invalid params: level must be one of debug, info, notice, warning, "
-                      "error, critical, alert, emergency");
+  if (wire_.tasks && support == TaskSupport::kRequired) {
+    return ReplyError(id, TaskRequired(tool.spec().name));
   }
-  client_log_.SetLevel(*level);
-  Reply(message.id, Json::object());
+  AdmitCall(id, tool, std::move(call.arguments), std::move(call.meta),
+            std::move(call.progress_token));
 }
 
-void Session::CallTool(Message& message) {
-  Json& params = message.params;
-  const auto name = params.is_object() ? params.find("name") : params.end();
-  if (!params.is_object() || name == params.end() || !name->is_string()) {
-    return ReplyError(message.id, kInvalidParams, "Invalid params: tools/call needs a string name");
-  }
-  const std::string& tool_name = name->get_ref<const std::string&>();
-  Tool* tool = tools_.Find(tool_name);
-  if (tool == nullptr) {
-    return ReplyError(message.id, kInvalidParams, "Unknown tool: " + Quote(tool_name));
-  }
-  Json arguments = Json::object();
-  if (const auto args = params.find("arguments"); args != params.end() && !args->is_null()) {
-    if (!args->is_object()) {
-      return ReplyError(message.id, kInvalidParams, "Invalid params: arguments must be an object");
-    }
-    arguments = std::move(*args);  // the message is ours; the tool gets the parsed value itself
-  }
-  // Only the _meta keys keel reads are kept (the tool sees them: idempotency keys travel
-  // there); the rest is freed here, before the call is queued, stored as a task, or run.
-  Json progress_token;
-  Json meta;
-  if (const auto found = params.find("_meta"); found != params.end()) {
-    meta = std::move(*found);
-    if (auto problem = KeepUsedMeta(meta)) {
-      return ReplyError(message.id, kInvalidParams, "Invalid params: " + *problem);
-    }
-    if (meta.is_object()) {
-      const auto token = meta.find("progressToken");  // a string, a number, or null
-      if (token != meta.end()) progress_token = *token;
-    }
-  }
-  const ToolSpec& spec = tool->spec();
-  if (tasks_negotiated_) {
-    // MCP 2025-11-25 tasks: execution.taskSupport decides (-32601 when it forbids).
-    const auto task = params.find("task");
-    if (task != params.end() && !task->is_null()) {
-      if (spec.task_support == TaskSupport::kForbidden) {
-        return ReplyError(message.id, kMethodNotFound,
-                          "Tool '" + spec.name +
-                              "' cannot run as a task (its "
-                              "execution.taskSupport is 'forbidden'): call it without params.task");
-      }
-      return CreateTask(message.id, *tool, std::move(arguments), std::move(meta),
-                        std::move(progress_token), *task);
-    }
-    if (spec.task_support == TaskSupport::kRequired) {
-      return ReplyError(message.id, kMethodNotFound,
-                        "Tool '" + spec.name +
-                            "' runs only as a task (its "
-                            "execution.taskSupport is 'required'): add params.task");
-    }
-  }
-  AdmitCall(message.id, *tool, std::move(arguments), std::move(meta), std::move(progress_token));
-}
-
-bool Session::IdInFlight(const Json& id) const {
+bool Session::IdInUse(const Json& id) const {
   return coordinator_.InFlight(id) || (tasks_ && tasks_->InFlight(id));
-}
-
-void Session::RejectDuplicateId(const Json& id) {
-  ReplyError(id, kInvalidRequest,
-             "Invalid Request: request id " + Quote(IdKey(id)) + " is already in flight");
 }
 
 void Session::Reply(const Json& id, const Json& result) {
   sink_.SendResponse(EncodeResult(id, result));
 }
 
-void Session::ReplyError(const Json& id, int code, std::string_view message) {
-  sink_.SendResponse(EncodeError(id, code, message));
+void Session::ReplyError(const Json& id, const RpcError& error) {
+  sink_.SendResponse(EncodeRpcError(id, error));
 }
 
 void Session::BeginShutdown(std::string_view why) {

@@ -22,6 +22,9 @@
 //     params.task creates a task (TaskManager) whose work runs like a call without a
 //     request waiting; tasks/* are the TaskManager's. With 2025-06-18 the task capability
 //     is not offered, tasks/* are unknown methods and params.task is ignored.
+//  7. Handlers take typed requests and give typed results (protocol/mcp_types.h,
+//     mcp_results.h): which methods exist, how params decode and how results are written
+//     is the negotiated era's (wire_, protocol/mcp_era.h), never a handler's choice.
 #pragma once
 
 #include <cstdint>
@@ -34,6 +37,7 @@
 #include <vector>
 
 #include "protocol/json_rpc.h"
+#include "protocol/mcp_era.h"
 #include "server/call/admission.h"
 #include "server/call/call_inbox.h"
 #include "server/call/call_runner.h"
@@ -81,7 +85,7 @@ struct SessionOptions {
   bool trace_arguments = false;
   // The client log level until the client sets one (--client-log-level); nullopt: no
   // notifications/message before logging/setLevel.
-  std::optional<LogLevel> client_log_level;
+  std::optional<LoggingLevel> client_log_level;
 };
 
 class Session {
@@ -121,19 +125,22 @@ class Session {
  private:
   void HandleRequest(Message& message);
   void HandleNotification(const Message& message);
+  // A decoded request, to its handler. `tool`: the tool a tools/call names (found while
+  // decoding it); null for other methods.
+  void Serve(const Json& id, McpRequest& request, Tool* tool);
 
-  void Initialize(const Message& message);
-  void ListTools(const Message& message);
-  void SetLogLevel(const Message& message);
-  void CallTool(Message& message);
+  void Initialize(const Json& id, const InitializeRequest& request);
+  void ListTools(const Json& id, const ListToolsRequest& request);
+  void CallTool(const Json& id, Tool& tool, CallToolRequest call);
+  // notifications/cancelled for `request_id` (a tools/call or a task request of ours).
+  void CancelRequest(const Json& request_id);
   // session_calls.cc: a parsed tools/call (not a task): admitted, and run on the loop or
   // handed to the pool; or refused.
   void AdmitCall(const Json& id, Tool& tool, Json arguments, Json meta, Json progress_token);
-  // session_tasks.cc: a task-augmented tools/call, and the work of a created task.
-  void CreateTask(const Json& id, Tool& tool, Json arguments, Json meta, Json progress_token,
-                  const Json& task);
+  // session_tasks.cc: a task-augmented tools/call (call.task is set), and the work of a
+  // created task.
+  void CreateTask(const Json& id, Tool& tool, CallToolRequest call);
   std::optional<uint64_t> StartTaskWork(const TaskRecord& task, Json progress_token);
-  void HandleTaskMethod(const Message& message);
   // What admission reads of the session now (Admit, admission.h).
   AdmissionState AdmissionNow();
   // A refused call or task creation, answered as its request is (Refusal::as_result).
@@ -151,10 +158,9 @@ class Session {
   bool AtCapacity();
 
   // A request answered later (a call, a task request) still uses `id`.
-  bool IdInFlight(const Json& id) const;
-  void RejectDuplicateId(const Json& id);
+  bool IdInUse(const Json& id) const;
   void Reply(const Json& id, const Json& result);
-  void ReplyError(const Json& id, int code, std::string_view message);
+  void ReplyError(const Json& id, const RpcError& error);
 
   void FinishShutdown();
   // Hands the calls accepted so far to the pool in one go (see unsubmitted_).
@@ -174,9 +180,8 @@ class Session {
   std::unordered_map<uint64_t, std::shared_ptr<const CallTracer>> traces_;
   std::shared_ptr<CallInbox> inbox_;    // where jobs report (they hold a weak_ptr)
   std::shared_ptr<CallRunner> runner_;  // the worker side; jobs share it
-  std::string protocol_version_;
   PolicyHandle policy_;
-  bool tasks_negotiated_ = false;  // initialize chose 2025-11-25 and tasks are available
+  WireForm wire_;  // the era initialize negotiated (before it: the unnegotiated one)
   // Calls accepted in this loop iteration and not yet handed to the pool. They go together
   // before the loop waits, so the calls of one read of stdin wake each worker once, not once
   // per call (a wake-up costs more than an echo). At most kMaxHeldCalls wait here, which

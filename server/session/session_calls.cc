@@ -12,7 +12,7 @@ void Session::AdmitCall(const Json& id, Tool& tool, Json arguments, Json meta,
       Admit(AdmitAs::kCall, tool, arguments, meta, AdmissionNow());
   if (const Refusal* refusal = std::get_if<Refusal>(&admission)) {
     if (refusal->reason == Refusal::Reason::kServerBusy) {
-      client_log_.Log(LogLevel::kWarning, "keel",
+      client_log_.Log(LoggingLevel::kWarning, "keel",
                       Json{{"event", "server_busy"}, {"tool", spec.name}});
     }
     return SendRefusal(id, spec, *refusal);
@@ -79,7 +79,7 @@ std::shared_ptr<const CallTracer> Session::TraceCallStart(
     const RequestCoordinator::Admitted& admitted, const Json& meta, const Json& arguments) {
   if (options_.trace == nullptr) return nullptr;
   CallTracer::StartInfo info;
-  info.protocol_version = protocol_version_;
+  info.protocol_version = std::string(wire_.version);
   if (policy_) info.policy_version = policy_->version;
   info.with_arguments = options_.trace_arguments;
   info.now = loop_.clock().Now();

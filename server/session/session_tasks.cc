@@ -1,14 +1,12 @@
-// The Session's side of durable tasks: admitting a task-augmented tools/call, starting
-// the work of a created task, and routing tasks/* to the TaskManager.
+// The Session's side of durable tasks: admitting a task-augmented tools/call and starting
+// the work of a created task. tasks/* go straight to the TaskManager (Session::Serve).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <limits>
 
 #include <spdlog/spdlog.h>
 
 #include "ledger/fingerprint.h"
-#include "protocol/error_codes.h"
 #include "server/catalog/effective_policy.h"
 #include "server/session/session.h"
 #include "server/tasks/task_wire.h"
@@ -26,36 +24,16 @@ constexpr int64_t kMinTtlMs = 1000;
 constexpr int64_t kMaxTtlMs =
     std::chrono::duration_cast<std::chrono::milliseconds>(kNoMaximum).count();
 
-// A client's non-negative JSON integer as int64, saturated: unsigned values from 2^63 up do
-// not fit, and get<int64_t>() would wrap them negative.
-int64_t SaturatedInt64(const Json& value) {
-  if (value.is_number_unsigned()) {
-    return static_cast<int64_t>(
-        std::min<uint64_t>(value.get<uint64_t>(), std::numeric_limits<int64_t>::max()));
-  }
-  return value.get<int64_t>();
-}
-
 }  // namespace
 
-void Session::CreateTask(const Json& id, Tool& tool, Json arguments, Json meta, Json progress_token,
-                         const Json& task) {
+void Session::CreateTask(const Json& id, Tool& tool, CallToolRequest call) {
   const ToolSpec& spec = tool.spec();
-  if (!task.is_object()) {
-    return ReplyError(id, kInvalidParams,
-                      "Invalid params: task must be an object ({\"ttl\"?: ms})");
-  }
+  const Decoded<TaskMetadata> task = DecodeTaskMetadata(*call.task);
+  if (!task.ok()) return ReplyError(id, task.error());
   std::optional<int64_t> ttl;
-  if (const auto value = task.find("ttl"); value != task.end() && !value->is_null()) {
-    const bool whole =
-        value->is_number_unsigned() || (value->is_number_integer() && value->get<int64_t>() >= 0);
-    if (!whole) {
-      return ReplyError(id, kInvalidParams,
-                        "Invalid params: task.ttl must be a non-negative integer (milliseconds) "
-                        "or null");
-    }
-    ttl = std::clamp(SaturatedInt64(*value), kMinTtlMs, kMaxTtlMs);
-  }
+  if (task.value().ttl_ms) ttl = std::clamp(*task.value().ttl_ms, kMinTtlMs, kMaxTtlMs);
+  Json& arguments = call.arguments;
+  Json& meta = call.meta;
   // A task-augmented call expects a CreateTaskResult: problems found before the task
   // exists are JSON-RPC errors, so no task is made for a call that cannot run.
   std::variant<Refusal, AdmittedCall> admission =
@@ -75,7 +53,7 @@ void Session::CreateTask(const Json& id, Tool& tool, Json arguments, Json meta, 
   if (!meta.is_null()) request.params["_meta"] = std::move(meta);
   request.requested_ttl_ms = ttl;
   request.idempotency_key = key;
-  request.progress_token = std::move(progress_token);
+  request.progress_token = std::move(call.progress_token);
   tasks_->Create(std::move(request));
 }
 
@@ -100,14 +78,6 @@ std::optional<uint64_t> Session::StartTaskWork(const TaskRecord& task, Json prog
   HandToPool(std::move(work), std::move(policy), limits.max,
              task.request.value("arguments", Json::object()), task.request.value("_meta", Json()));
   return generation;
-}
-
-void Session::HandleTaskMethod(const Message& message) {
-  const std::string& method = message.method;
-  if (method == "tasks/get") return tasks_->Get(message.id, message.params);
-  if (method == "tasks/result") return tasks_->Result(message.id, message.params);
-  if (method == "tasks/list") return tasks_->List(message.id, message.params);
-  if (method == "tasks/cancel") return tasks_->Cancel(message.id, message.params);
 }
 
 }  // namespace keel

@@ -41,6 +41,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ledger/task_store.h"
+#include "protocol/mcp_era.h"
 #include "server/call/call_answer.h"
 #include "server/call/settlement.h"
 #include "server/runtime/event_loop.h"
@@ -90,10 +91,12 @@ class TaskManager {
   bool AtLimit() const { return live_.size() + creating_ >= options_.max_tasks; }
   void Create(CreateRequest request);
 
-  void Get(const Json& id, const Json& params);
-  void List(const Json& id, const Json& params);
-  void Result(const Json& id, const Json& params);
-  void Cancel(const Json& id, const Json& params);
+  // The tasks/* methods (task_methods.cc), decoded (protocol/mcp_types.h). tasks/list's
+  // result goes out as `wire`'s era writes it.
+  void Get(const Json& id, const GetTaskRequest& request);
+  void List(const Json& id, const ListTasksRequest& request, const WireForm& wire);
+  void Result(const Json& id, const TaskResultRequest& request);
+  void Cancel(const Json& id, const CancelTaskRequest& request);
 
   // The coordinator settled a task's work (its on_settle).
   void OnSettled(const std::string& task_id, CallState state, CallAnswer answer);
@@ -168,8 +171,6 @@ class TaskManager {
   bool AnswerIfUnavailable(const Json& id, const std::string& task_id,
                            const std::optional<TaskRecord>& task, const std::string& error,
                            const char* action);
-  // The task id of tasks/get|result|cancel params, or an error answered (nullopt).
-  std::optional<std::string> TaskIdParam(const Json& id, const Json& params);
   void JobDone();
 
   EventLoop& loop_;

@@ -1,11 +1,9 @@
 // TaskManager: the tasks/get, tasks/list, tasks/result and tasks/cancel methods (TASK-1,
 // TASK-2). Live tasks are answered from the loop's view, others from the task store.
 #include <cstdint>
-#include <limits>
 
 #include <spdlog/spdlog.h>
 
-#include "protocol/cursor.h"
 #include "protocol/error_codes.h"
 #include "protocol/json_rpc.h"
 #include "server/tasks/task_cancel_text.h"
@@ -23,19 +21,6 @@ std::string AlreadyTerminal(TaskStatus status) {
 
 }  // namespace
 
-std::optional<std::string> TaskManager::TaskIdParam(const Json& id, const Json& params) {
-  if (params.is_object()) {
-    const auto task_id = params.find("taskId");
-    if (task_id != params.end() && task_id->is_string() &&
-        !task_id->get_ref<const std::string&>().empty()) {
-      return task_id->get<std::string>();
-    }
-  }
-  sink_.SendResponse(
-      EncodeError(id, kInvalidParams, "Invalid params: taskId (a non-empty string) is required"));
-  return std::nullopt;
-}
-
 bool TaskManager::AnswerIfUnavailable(const Json& id, const std::string& task_id,
                                       const std::optional<TaskRecord>& task,
                                       const std::string& error, const char* action) {
@@ -52,49 +37,31 @@ bool TaskManager::AnswerIfUnavailable(const Json& id, const std::string& task_id
   return true;
 }
 
-void TaskManager::Get(const Json& id, const Json& params) {
-  const std::optional<std::string> task_id = TaskIdParam(id, params);
-  if (!task_id) return;
+void TaskManager::Get(const Json& id, const GetTaskRequest& request) {
   Track(id);
   Store<std::optional<TaskRecord>>(
-      [task_id = *task_id](TaskStore& store) { return store.Get(task_id); },
-      [this, id, task_id = *task_id](std::optional<TaskRecord> task, std::string error) {
+      [task_id = request.task_id](TaskStore& store) { return store.Get(task_id); },
+      [this, id, task_id = request.task_id](std::optional<TaskRecord> task, std::string error) {
         if (AnswerIfUnavailable(id, task_id, task, error, "retrieve")) return;
         AnswerResult(id, WithRelatedTask(TaskJson(*task), task_id));
       });
 }
 
-void TaskManager::List(const Json& id, const Json& params) {
-  int64_t after = 0;
-  if (params.is_object()) {
-    const auto cursor = params.find("cursor");
-    if (cursor != params.end() && !cursor->is_null()) {
-      std::optional<size_t> decoded;
-      if (cursor->is_string()) decoded = DecodeCursor("tasks", cursor->get<std::string>());
-      // keel's cursors hold a row number; one past int64 is forged and would wrap negative.
-      if (!decoded || *decoded > static_cast<size_t>(std::numeric_limits<int64_t>::max())) {
-        return sink_.SendResponse(
-            EncodeError(id, kInvalidParams, "Failed to list tasks: Invalid cursor"));
-      }
-      after = static_cast<int64_t>(*decoded);
-    }
-  }
+void TaskManager::List(const Json& id, const ListTasksRequest& request, const WireForm& wire) {
   Track(id);
   Store<TaskStore::Page>(
-      [after, limit = options_.page_size, now = now_ms_()](TaskStore& store) {
+      [after = request.after, limit = options_.page_size, now = now_ms_()](TaskStore& store) {
         return store.List(after, limit, now);
       },
-      [this, id](TaskStore::Page page, std::string error) {
+      [this, id, wire](TaskStore::Page page, std::string error) {
         if (!error.empty()) {
           return AnswerError(id, kInternalError, "Failed to list tasks: " + error);
         }
-        Json tasks = Json::array();
-        for (const TaskRecord& task : page.tasks) tasks.push_back(TaskJson(task));
-        Json result = {{"tasks", std::move(tasks)}};
-        if (page.next_after) {
-          result["nextCursor"] = EncodeCursor("tasks", static_cast<size_t>(*page.next_after));
-        }
-        AnswerResult(id, result);
+        ListTasksResult result;
+        result.tasks.reserve(page.tasks.size());
+        for (const TaskRecord& task : page.tasks) result.tasks.push_back(TaskJson(task));
+        result.next_after = page.next_after;
+        AnswerResult(id, ToWire(wire, result));
       });
 }
 
@@ -121,11 +88,10 @@ void TaskManager::AnswerOutcome(const Json& id, const TaskRecord& task) {
               Json{{"taskId", task.task_id}});
 }
 
-void TaskManager::Result(const Json& id, const Json& params) {
-  const std::optional<std::string> task_id = TaskIdParam(id, params);
-  if (!task_id) return;
+void TaskManager::Result(const Json& id, const TaskResultRequest& request) {
+  const std::string& task_id = request.task_id;
   Track(id);
-  if (auto it = live_.find(*task_id); it != live_.end()) {
+  if (auto it = live_.find(task_id); it != live_.end()) {
     Live& live = it->second;
     if (!IsTerminal(live.record.status) || !live.terminal_written) {
       live.waiters.push_back(id);  // answered when the terminal state is written
@@ -134,8 +100,8 @@ void TaskManager::Result(const Json& id, const Json& params) {
     return AnswerOutcome(id, live.record);
   }
   Store<std::optional<TaskRecord>>(
-      [task_id = *task_id](TaskStore& store) { return store.Get(task_id); },
-      [this, id, task_id = *task_id](std::optional<TaskRecord> task, std::string error) {
+      [task_id](TaskStore& store) { return store.Get(task_id); },
+      [this, id, task_id](std::optional<TaskRecord> task, std::string error) {
         if (AnswerIfUnavailable(id, task_id, task, error, "retrieve")) return;
         if (IsTerminal(task->status)) return AnswerOutcome(id, *task);
         if (auto it = live_.find(task_id); it != live_.end()) {
@@ -151,13 +117,13 @@ void TaskManager::Result(const Json& id, const Json& params) {
       });
 }
 
-void TaskManager::Cancel(const Json& id, const Json& params) {
-  const std::optional<std::string> task_id = TaskIdParam(id, params);
-  if (!task_id) return;
+void TaskManager::Cancel(const Json& id, const CancelTaskRequest& request) {
   Track(id);
   const int64_t now = now_ms_();
-  if (auto it = live_.find(*task_id); it != live_.end()) return CancelLive(id, it->second, now);
-  CancelStored(id, *task_id, now);
+  if (auto it = live_.find(request.task_id); it != live_.end()) {
+    return CancelLive(id, it->second, now);
+  }
+  CancelStored(id, request.task_id, now);
 }
 
 void TaskManager::CancelLive(const Json& id, Live& live, int64_t now) {

@@ -91,11 +91,11 @@ std::vector<std::unique_ptr<Tool>> MakeConformanceTools(Millis step_delay) {
       }));
   tools.push_back(Fixture("test_tool_with_logging", "sends three info log messages while it runs.",
                           [step_delay](ToolContext& ctx) {
-                            ctx.Log(LogLevel::kInfo, "Tool execution started");
+                            ctx.Log(LoggingLevel::kInfo, "Tool execution started");
                             Pause(ctx, step_delay);
-                            ctx.Log(LogLevel::kInfo, "Tool processing data");
+                            ctx.Log(LoggingLevel::kInfo, "Tool processing data");
                             Pause(ctx, step_delay);
-                            ctx.Log(LogLevel::kInfo, "Tool execution completed");
+                            ctx.Log(LoggingLevel::kInfo, "Tool execution completed");
                             return TextResult("Tool with logging executed successfully");
                           }));
   tools.push_back(

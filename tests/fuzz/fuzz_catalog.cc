@@ -61,7 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const CatalogEntry& entry : load.catalog->tools) {
     CheckEntry(entry, names);
     ToolSpec spec = SpecFor(entry);
-    const std::string listed = DumpCompact(ToolRegistry::Describe(spec, /*with_execution=*/true));
+    const std::string listed = DumpCompact(Json(ToolRegistry::Describe(spec)));
     FUZZ_CHECK(IsValidUtf8(listed));
     auto tool = std::make_unique<FnTool>(std::move(spec), [](ToolContext&) { return Json(); });
     FUZZ_CHECK(registry.Register(std::move(tool)).empty());

@@ -1,7 +1,7 @@
-// The typed decoders answer each malformed request byte for byte as the Session does today:
-// the same malformed line sent to a Session and decoded through the era (mcp_era.h) gives
-// the same response line. This pins the texts the transcripts compare while the Session's
-// handlers move onto the typed requests.
+// A malformed request sent to a Session is answered byte for byte as the era (mcp_era.h)
+// and the typed decoders answer it alone: the Session adds only what is its own (the
+// lifecycle and in-flight checks, which come first). The texts are the ones the transcripts
+// in conformance/ compare.
 #include <string>
 
 #include <catch2/catch.hpp>

@@ -61,7 +61,7 @@ TEST_CASE("a --client-log-level sets the level before the client asks") {
   TempKeelDb db;
   db.flags().client_log_level = "warning";
   const SessionOptions options = SessionOptionsFor(db.flags(), "owner", db.Open(), nullptr);
-  CHECK(options.client_log_level == ParseLogLevel("warning"));
+  CHECK(options.client_log_level == ParseLoggingLevel("warning"));
 }
 
 TEST_CASE("the session reads the kill switch from the db file on every write") {

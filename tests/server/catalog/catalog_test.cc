@@ -419,7 +419,7 @@ TEST_CASE("SpecFor builds a ToolSpec that a ToolRegistry accepts and lists", "[c
     CHECK(registry.Register(MakeStubTool(SpecFor(entry))).empty());
   }
   REQUIRE(registry.tools().size() == 4);
-  const Json listed = ToolRegistry::Describe(registry.Find("charge_account")->spec(), true);
+  const Json listed = ToolRegistry::Describe(registry.Find("charge_account")->spec());
   CHECK(listed.at("title") == "Charge an account");
   CHECK(listed.at("annotations") == Annotations(EffectClass::kUnsafeWrite));
   CHECK(listed.at("execution").at("taskSupport") == "optional");
@@ -429,7 +429,7 @@ TEST_CASE("SpecFor builds a ToolSpec that a ToolRegistry accepts and lists", "[c
   schema["properties"].erase("approval_id");
   CHECK(schema == load.catalog->tools[3].input_schema);
   CHECK_FALSE(listed.contains("outputSchema"));
-  CHECK(ToolRegistry::Describe(registry.Find("get_invoice")->spec()).at("outputSchema") ==
+  CHECK(Json(ToolRegistry::Describe(registry.Find("get_invoice")->spec())).at("outputSchema") ==
         load.catalog->tools[0].output_schema);
 }
 

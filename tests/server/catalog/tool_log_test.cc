@@ -27,9 +27,9 @@ std::unique_ptr<Tool> TestTool(const char* name, const char* description, FnTool
 // Logs "one" (info), "two" (debug), "three" (error), then returns.
 std::unique_ptr<Tool> ThreeLogsTool() {
   return TestTool("three_logs", "test: logs three messages", [](ToolContext& ctx) {
-    ctx.Log(LogLevel::kInfo, "one");
-    ctx.Log(LogLevel::kDebug, "two");
-    ctx.Log(LogLevel::kError, "three");
+    ctx.Log(LoggingLevel::kInfo, "one");
+    ctx.Log(LoggingLevel::kDebug, "two");
+    ctx.Log(LoggingLevel::kError, "three");
     return TextResult("done");
   });
 }
@@ -38,9 +38,9 @@ std::unique_ptr<Tool> ThreeLogsTool() {
 std::unique_ptr<Tool> LogAroundCancelTool() {
   return TestTool(
       "log_around_cancel", "test: logs, waits for a cancel, logs again", [](ToolContext& ctx) {
-        ctx.Log(LogLevel::kInfo, "before");
+        ctx.Log(LoggingLevel::kInfo, "before");
         ctx.token().WaitUntil(std::chrono::steady_clock::now() + std::chrono::seconds(10));
-        ctx.Log(LogLevel::kInfo, "after");
+        ctx.Log(LoggingLevel::kInfo, "after");
         return TextResult("done");
       });
 }
@@ -77,7 +77,7 @@ TEST_CASE("a tool's log messages wait for the client's level unless keel starts 
   }
   SECTION("a start-up level lets them through, and setLevel replaces it") {
     SessionOptions options;
-    options.client_log_level = LogLevel::kInfo;
+    options.client_log_level = LoggingLevel::kInfo;
     SessionHarness h(0, options);
     REQUIRE(h.Register(ThreeLogsTool()).empty());
     h.Initialize();
@@ -92,7 +92,7 @@ TEST_CASE("a tool's log messages wait for the client's level unless keel starts 
 
 TEST_CASE("a log message a tool sends after its call was cancelled is dropped") {
   SessionOptions options;
-  options.client_log_level = LogLevel::kDebug;
+  options.client_log_level = LoggingLevel::kDebug;
   SessionHarness h(1, options);
   REQUIRE(h.Register(LogAroundCancelTool()).empty());
   h.Initialize();

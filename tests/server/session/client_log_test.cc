@@ -14,7 +14,7 @@ TEST_CASE("no log notification is sent before the client sets a level") {
   RecordingSink sink;
   FakeClock clock;
   ClientLog log(sink, clock);
-  log.Log(LogLevel::kEmergency, "keel", "hello");
+  log.Log(LoggingLevel::kEmergency, "keel", "hello");
   CHECK(sink.messages().empty());
 }
 
@@ -22,10 +22,10 @@ TEST_CASE("messages below the client's level are not sent, those at or above are
   RecordingSink sink;
   FakeClock clock;
   ClientLog log(sink, clock);
-  log.SetLevel(LogLevel::kWarning);
-  log.Log(LogLevel::kInfo, "keel", "quiet");
-  log.Log(LogLevel::kWarning, "keel", "loud");
-  log.Log(LogLevel::kError, "keel", "louder");
+  log.SetLevel(LoggingLevel::kWarning);
+  log.Log(LoggingLevel::kInfo, "keel", "quiet");
+  log.Log(LoggingLevel::kWarning, "keel", "loud");
+  log.Log(LoggingLevel::kError, "keel", "louder");
   REQUIRE(sink.messages().size() == 2);
   CHECK(sink.messages()[0]["method"] == "notifications/message");
   CHECK(sink.messages()[0]["params"]["level"] == "warning");
@@ -37,21 +37,21 @@ TEST_CASE("a burst beyond the rate limit is dropped and the budget refills with 
   RecordingSink sink;
   FakeClock clock;
   ClientLog log(sink, clock);
-  log.SetLevel(LogLevel::kDebug);
-  for (int i = 0; i < 50; ++i) log.Log(LogLevel::kInfo, "keel", i);
+  log.SetLevel(LoggingLevel::kDebug);
+  for (int i = 0; i < 50; ++i) log.Log(LoggingLevel::kInfo, "keel", i);
   CHECK(sink.messages().size() == static_cast<size_t>(ClientLog::kBurst));
   CHECK(log.dropped() == 50 - static_cast<uint64_t>(ClientLog::kBurst));
   clock.Advance(Millis(1000));
-  for (int i = 0; i < 50; ++i) log.Log(LogLevel::kInfo, "keel", i);
+  for (int i = 0; i < 50; ++i) log.Log(LoggingLevel::kInfo, "keel", i);
   CHECK(sink.messages().size() == static_cast<size_t>(ClientLog::kBurst + ClientLog::kPerSecond));
 }
 
 TEST_CASE("log levels parse by their RFC 5424 names only") {
-  CHECK(ParseLogLevel("debug") == LogLevel::kDebug);
-  CHECK(ParseLogLevel("emergency") == LogLevel::kEmergency);
-  CHECK_FALSE(ParseLogLevel("warn").has_value());
-  CHECK_FALSE(ParseLogLevel("DEBUG").has_value());
-  CHECK(LogLevelName(LogLevel::kNotice) == "notice");
+  CHECK(ParseLoggingLevel("debug") == LoggingLevel::kDebug);
+  CHECK(ParseLoggingLevel("emergency") == LoggingLevel::kEmergency);
+  CHECK_FALSE(ParseLoggingLevel("warn").has_value());
+  CHECK_FALSE(ParseLoggingLevel("DEBUG").has_value());
+  CHECK(LoggingLevelName(LoggingLevel::kNotice) == "notice");
 }
 
 }  // namespace

@@ -110,14 +110,15 @@ TEST_CASE("test_multiple_content_types returns text, image and resource blocks i
 TEST_CASE("test_tool_with_logging logs three info messages before it returns") {
   Fixtures fixtures;
   ToolContext ctx(Json::object(), CancellationToken(), nullptr);
-  std::vector<std::pair<LogLevel, std::string>> logged;
-  ctx.set_log([&](LogLevel level, std::string message) { logged.emplace_back(level, message); });
+  std::vector<std::pair<LoggingLevel, std::string>> logged;
+  ctx.set_log(
+      [&](LoggingLevel level, std::string message) { logged.emplace_back(level, message); });
   const Json result = fixtures["test_tool_with_logging"].Call(ctx);
   REQUIRE(logged.size() == 3);
   CHECK(logged[0].second == "Tool execution started");
   CHECK(logged[1].second == "Tool processing data");
   CHECK(logged[2].second == "Tool execution completed");
-  for (const auto& [level, message] : logged) CHECK(level == LogLevel::kInfo);
+  for (const auto& [level, message] : logged) CHECK(level == LoggingLevel::kInfo);
   CHECK_FALSE(result.contains("isError"));
 }
 
@@ -156,7 +157,7 @@ TEST_CASE("json_schema_2020_12_tool lists its 2020-12 keywords unchanged and enf
     REQUIRE(registry.Register(std::move(tool)).empty());
   const Tool* tool = registry.Find("json_schema_2020_12_tool");
   REQUIRE(tool != nullptr);
-  const Json listed = ToolRegistry::Describe(tool->spec(), false)["inputSchema"];
+  const Json listed = Json(ToolRegistry::Describe(tool->spec()))["inputSchema"];
   CHECK(listed["$schema"] == "https://json-schema.org/draft/2020-12/schema");
   CHECK(listed["$defs"]["address"]["properties"]["city"]["type"] == "string");
   CHECK(listed["properties"]["address"]["$ref"] == "#/$defs/address");
