@@ -41,10 +41,14 @@ StdioServer::StdioServer(ServeParts parts, std::unique_ptr<TaskStoreThread> task
 FunctionDispatcher::Functions StdioServer::TransportCallbacks() {
   // The session is constructed after the transport; the transport calls none of these before
   // the loop runs.
-  return {.on_message = [this](Exchange&, Message message) { session_.HandleMessage(message); },
+  return {.on_message = [this](Exchange& exchange,
+                               Message message) { session_.HandleMessage(message, exchange.id()); },
           .on_exchange_closed =
-              [this](Exchange&) {
-                // Nobody reads stdout any more: nothing we write can arrive, so stop now.
+              [this](Exchange& exchange) {
+                // Its requests are cancelled like any closed exchange's (their work stops).
+                // On stdio it is the only one: nobody reads stdout any more, nothing we
+                // write can arrive, so stop now.
+                session_.OnExchangeClosed(exchange.id());
                 peer_gone_ = true;
                 spdlog::info("stdout closed by the client; exiting");
                 loop_.Stop();

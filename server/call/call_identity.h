@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/call/idempotency_key.h"
+#include "server/transport/exchange.h"
 
 namespace keel {
 
@@ -34,6 +35,9 @@ struct CallIdentity {
   std::string correlation_id;  // keel's id of the call ("k-7"), the same for all its attempts
   Json request_id;             // the JSON-RPC id of tools/call (may be 0); null for a task's work
   std::string task_id;         // empty unless the work is a task's
+  // The exchange the tools/call came on: its close cancels the call (CancelExchange). A
+  // task's work belongs to no exchange.
+  ExchangeId exchange = kNoExchange;
 };
 
 // The identity of a call of `tool` with these arguments and request _meta: its name, the

@@ -207,6 +207,21 @@ bool RequestCoordinator::Cancel(const Json& request_id) {
   return true;
 }
 
+size_t RequestCoordinator::CancelExchange(ExchangeId exchange) {
+  if (exchange == kNoExchange) return 0;
+  std::vector<uint64_t> unsettled;
+  for (const auto& [generation, entry] : entries_) {
+    if (!entry.task && !entry.settlement.settled() && entry.identity.exchange == exchange) {
+      unsettled.push_back(generation);
+    }
+  }
+  std::sort(unsettled.begin(), unsettled.end());  // in the order the calls arrived
+  for (uint64_t generation : unsettled) {
+    Settle(generation, CallState::kCancelled, "exchange closed");
+  }
+  return unsettled.size();
+}
+
 size_t RequestCoordinator::ShutDownAll(int code, std::string_view message) {
   std::vector<uint64_t> unsettled;
   unsettled.reserve(live());

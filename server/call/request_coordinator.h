@@ -27,8 +27,8 @@
 //  7. Time comes from the injected Clock; the owner arms one loop timer at NextDeadline()
 //     and calls RunDue() when it fires.
 //  8. Task work (BeginTask) has no JSON-RPC request waiting: it is not reachable by
-//     notifications/cancelled (only CancelTask), and its terminal outcome goes to its
-//     on_settle callback instead of stdout. Its progress carries `progress_meta` in _meta.
+//     notifications/cancelled or a closed exchange (only CancelTask), and its terminal
+//     outcome goes to its on_settle callback instead of stdout. Its progress carries `progress_meta` in _meta.
 //     It counts as live (shutdown grace, admission) like any call.
 #pragma once
 
@@ -124,6 +124,12 @@ class RequestCoordinator {
   // notifications/cancelled: settles the request silently and cancels its work. Unknown,
   // settled or malformed ids are ignored (CAN-3). True when a request was cancelled.
   bool Cancel(const Json& request_id);
+
+  // The exchange the requests came on is gone (server/transport/transport.h, invariant 2):
+  // each unsettled call with identity.exchange == `exchange` settles silently as cancelled
+  // ("exchange closed") and its work is cancelled, exactly as for notifications/cancelled
+  // (CAN-2, CAN-5). kNoExchange matches nothing. Returns how many were cancelled.
+  size_t CancelExchange(ExchangeId exchange);
 
   // Shutdown: every live request gets one error response and its work is cancelled.
   // Returns how many were settled this way.

@@ -101,14 +101,16 @@ void Session::ArmDeadlineTimer() {
   });
 }
 
-void Session::HandleLine(std::string_view line) {
-  if (std::optional<Message> message = DecodeInbound(line, sink_)) HandleMessage(*message);
+void Session::HandleLine(std::string_view line, ExchangeId exchange) {
+  if (std::optional<Message> message = DecodeInbound(line, sink_)) {
+    HandleMessage(*message, exchange);
+  }
 }
 
-void Session::HandleMessage(Message& message) {
+void Session::HandleMessage(Message& message, ExchangeId exchange) {
   switch (message.kind) {
     case MessageKind::kRequest:
-      HandleRequest(message);
+      HandleRequest(message, exchange);
       break;
     case MessageKind::kNotification:
       HandleNotification(message);
@@ -124,7 +126,14 @@ void Session::HandleOversizedLine(size_t bytes) {
   AnswerOversizedLine(sink_, bytes, options_.max_line_bytes);
 }
 
-void Session::HandleRequest(Message& message) {
+size_t Session::OnExchangeClosed(ExchangeId exchange) {
+  const size_t cancelled =
+      coordinator_.CancelExchange(exchange) + (tasks_ ? tasks_->CancelExchange(exchange) : 0);
+  if (cancelled > 0) spdlog::info("exchange closed: cancelled {} request(s)", cancelled);
+  return cancelled;
+}
+
+void Session::HandleRequest(Message& message, ExchangeId exchange) {
   const Json& id = message.id;
   // First, whatever the method (ping, methods answered at once, unknown ones included): a
   // second answer for an id the client still waits on would be taken for the first one's.
@@ -144,24 +153,24 @@ void Session::HandleRequest(Message& message) {
         return tool != nullptr;
       });
   if (!request.ok()) return ReplyError(id, request.error());
-  Serve(id, request.value(), tool);
+  Serve(id, exchange, request.value(), tool);
 }
 
-void Session::Serve(const Json& id, McpRequest& request, Tool* tool) {
+void Session::Serve(const Json& id, ExchangeId exchange, McpRequest& request, Tool* tool) {
   std::visit(Overloaded{
                  [&](InitializeRequest& initialize) { Initialize(id, initialize); },
                  [&](PingRequest&) { Reply(id, Json::object()); },
                  [&](ListToolsRequest& list) { ListTools(id, list); },
-                 [&](CallToolRequest& call) { CallTool(id, *tool, std::move(call)); },
+                 [&](CallToolRequest& call) { CallTool(id, exchange, *tool, std::move(call)); },
                  [&](SetLevelRequest& set_level) {
                    client_log_.SetLevel(set_level.level);
                    Reply(id, Json::object());
                  },
                  // tasks/* exist only in an era with tasks, so only with a task store.
-                 [&](GetTaskRequest& get) { tasks_->Get(id, get); },
-                 [&](TaskResultRequest& result) { tasks_->Result(id, result); },
-                 [&](ListTasksRequest& list) { tasks_->List(id, list, wire_); },
-                 [&](CancelTaskRequest& cancel) { tasks_->Cancel(id, cancel); },
+                 [&](GetTaskRequest& get) { tasks_->Get(id, exchange, get); },
+                 [&](TaskResultRequest& result) { tasks_->Result(id, exchange, result); },
+                 [&](ListTasksRequest& list) { tasks_->List(id, exchange, list, wire_); },
+                 [&](CancelTaskRequest& cancel) { tasks_->Cancel(id, exchange, cancel); },
              },
              request);
 }
@@ -214,18 +223,18 @@ void Session::ListTools(const Json& id, const ListToolsRequest& request) {
   Reply(id, ToWire(wire_, std::move(result)));
 }
 
-void Session::CallTool(const Json& id, Tool& tool, CallToolRequest call) {
+void Session::CallTool(const Json& id, ExchangeId exchange, Tool& tool, CallToolRequest call) {
   // MCP 2025-11-25 tasks: execution.taskSupport decides (-32601 when it forbids). Without
   // tasks in the era, call.task is always empty and no tool requires one.
   const TaskSupport support = tool.spec().task_support;
   if (call.task) {
     if (support == TaskSupport::kForbidden) return ReplyError(id, TaskForbidden(tool.spec().name));
-    return CreateTask(id, tool, std::move(call));
+    return CreateTask(id, exchange, tool, std::move(call));
   }
   if (wire_.tasks && support == TaskSupport::kRequired) {
     return ReplyError(id, TaskRequired(tool.spec().name));
   }
-  AdmitCall(id, tool, std::move(call.arguments), std::move(call.meta),
+  AdmitCall(id, exchange, tool, std::move(call.arguments), std::move(call.meta),
             std::move(call.progress_token));
 }
 

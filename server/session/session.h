@@ -52,6 +52,7 @@
 #include "server/tasks/task_manager.h"
 #include "server/tasks/task_store_thread.h"
 #include "server/trace/trace_log.h"
+#include "server/transport/exchange.h"
 #include "server/transport/output_sink.h"
 
 namespace keel {
@@ -95,10 +96,16 @@ class Session {
           SessionOptions options, TaskStoreThread* task_store = nullptr,
           std::function<int64_t()> wall_clock_ms = nullptr);
 
-  // One input line (without its newline).
-  void HandleLine(std::string_view line);
-  // One decoded message (what a Dispatcher receives, server/transport/transport.h).
-  void HandleMessage(Message& message);
+  // One input line (without its newline) that came on `exchange`.
+  void HandleLine(std::string_view line, ExchangeId exchange = kNoExchange);
+  // One decoded message (what a Dispatcher receives, server/transport/transport.h) that
+  // came on `exchange`: its answers are written to the session's sink; the close of
+  // `exchange` cancels it while it is unanswered.
+  void HandleMessage(Message& message, ExchangeId exchange = kNoExchange);
+  // `exchange` is gone (Dispatcher::OnExchangeClosed): the requests that came on it and
+  // are not answered yet are cancelled, as by notifications/cancelled (CAN-2, CAN-5): no
+  // answer, their work stopped. Tasks they created live on. Returns how many.
+  size_t OnExchangeClosed(ExchangeId exchange);
   // An input line longer than max_line_bytes was skipped.
   void HandleOversizedLine(size_t bytes);
   // Stops serving: `why` is logged. Idempotent; a second call during the grace is ignored.
@@ -123,23 +130,24 @@ class Session {
   const PolicyHandle& policy() const { return policy_; }
 
  private:
-  void HandleRequest(Message& message);
+  void HandleRequest(Message& message, ExchangeId exchange);
   void HandleNotification(const Message& message);
-  // A decoded request, to its handler. `tool`: the tool a tools/call names (found while
-  // decoding it); null for other methods.
-  void Serve(const Json& id, McpRequest& request, Tool* tool);
+  // A decoded request that came on `exchange`, to its handler. `tool`: the tool a
+  // tools/call names (found while decoding it); null for other methods.
+  void Serve(const Json& id, ExchangeId exchange, McpRequest& request, Tool* tool);
 
   void Initialize(const Json& id, const InitializeRequest& request);
   void ListTools(const Json& id, const ListToolsRequest& request);
-  void CallTool(const Json& id, Tool& tool, CallToolRequest call);
+  void CallTool(const Json& id, ExchangeId exchange, Tool& tool, CallToolRequest call);
   // notifications/cancelled for `request_id` (a tools/call or a task request of ours).
   void CancelRequest(const Json& request_id);
   // session_calls.cc: a parsed tools/call (not a task): admitted, and run on the loop or
   // handed to the pool; or refused.
-  void AdmitCall(const Json& id, Tool& tool, Json arguments, Json meta, Json progress_token);
+  void AdmitCall(const Json& id, ExchangeId exchange, Tool& tool, Json arguments, Json meta,
+                 Json progress_token);
   // session_tasks.cc: a task-augmented tools/call (call.task is set), and the work of a
   // created task.
-  void CreateTask(const Json& id, Tool& tool, CallToolRequest call);
+  void CreateTask(const Json& id, ExchangeId exchange, Tool& tool, CallToolRequest call);
   std::optional<uint64_t> StartTaskWork(const TaskRecord& task, Json progress_token);
   // What admission reads of the session now (Admit, admission.h).
   AdmissionState AdmissionNow();

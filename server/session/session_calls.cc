@@ -5,8 +5,8 @@
 
 namespace keel {
 
-void Session::AdmitCall(const Json& id, Tool& tool, Json arguments, Json meta,
-                        Json progress_token) {
+void Session::AdmitCall(const Json& id, ExchangeId exchange, Tool& tool, Json arguments,
+                        Json meta, Json progress_token) {
   const ToolSpec& spec = tool.spec();
   std::variant<Refusal, AdmittedCall> admission =
       Admit(AdmitAs::kCall, tool, arguments, meta, AdmissionNow());
@@ -19,6 +19,7 @@ void Session::AdmitCall(const Json& id, Tool& tool, Json arguments, Json meta,
   }
   AdmittedCall& call = std::get<AdmittedCall>(admission);
   call.identity.request_id = id;
+  call.identity.exchange = exchange;
   if (spec.runs_on_loop) {
     ToolContext ctx(std::move(arguments), CancellationToken(), nullptr);
     ctx.set_meta(std::move(meta));

@@ -26,7 +26,7 @@ constexpr int64_t kMaxTtlMs =
 
 }  // namespace
 
-void Session::CreateTask(const Json& id, Tool& tool, CallToolRequest call) {
+void Session::CreateTask(const Json& id, ExchangeId exchange, Tool& tool, CallToolRequest call) {
   const ToolSpec& spec = tool.spec();
   const Decoded<TaskMetadata> task = DecodeTaskMetadata(*call.task);
   if (!task.ok()) return ReplyError(id, task.error());
@@ -45,6 +45,7 @@ void Session::CreateTask(const Json& id, Tool& tool, CallToolRequest call) {
   if (!ttl && spec.result_ttl_ms) ttl = *spec.result_ttl_ms;  // the catalog's resultTtlMs
   TaskManager::CreateRequest request;
   request.id = id;
+  request.exchange = exchange;
   request.tool = spec.name;
   request.fingerprint =
       key.empty() ? std::string()

@@ -40,7 +40,7 @@ TaskRecord NewTaskRecord(TaskManager::CreateRequest& request, const TaskOptions&
 }  // namespace
 
 void TaskManager::Create(CreateRequest request) {
-  Track(request.id);
+  Track(request.id, request.exchange);
   const int64_t now = now_ms_();
   TaskRecord task = NewTaskRecord(request, options_, now);
   ++creating_;
@@ -74,7 +74,7 @@ void TaskManager::OnCreated(const Json& id, Json progress_token, const TaskStore
     meta["dev.keel/existing-task"] = true;
     return AnswerResult(id, Json{{"task", TaskJson(task)}, {"_meta", std::move(meta)}});
   }
-  if (pending_.count(IdKey(id)) != 0 && pending_[IdKey(id)]) {
+  if (const auto it = pending_.find(IdKey(id)); it != pending_.end() && it->second.cancelled) {
     return CancelUnannounced(id, task.task_id);
   }
   StartWork(id, task, std::move(progress_token));

@@ -26,7 +26,9 @@ void TaskManager::JobDone() {
   if (jobs_in_flight_ == 0 && on_idle_) on_idle_();
 }
 
-void TaskManager::Track(const Json& id) { pending_[IdKey(id)] = false; }
+void TaskManager::Track(const Json& id, ExchangeId exchange) {
+  pending_[IdKey(id)] = Pending{exchange, false};
+}
 
 bool TaskManager::InFlight(const Json& id) const { return pending_.count(IdKey(id)) != 0; }
 
@@ -34,14 +36,25 @@ bool TaskManager::CancelRequest(const Json& id) {
   if (!IsValidId(id)) return false;
   auto it = pending_.find(IdKey(id));
   if (it == pending_.end()) return false;
-  it->second = true;  // its answer is dropped when it comes
+  it->second.cancelled = true;  // its answer is dropped when it comes
   return true;
+}
+
+size_t TaskManager::CancelExchange(ExchangeId exchange) {
+  if (exchange == kNoExchange) return 0;
+  size_t cancelled = 0;
+  for (auto& [key, pending] : pending_) {
+    if (pending.exchange != exchange || pending.cancelled) continue;
+    pending.cancelled = true;  // its answer is dropped when it comes
+    ++cancelled;
+  }
+  return cancelled;
 }
 
 void TaskManager::Answer(const Json& id, const std::string& line) {
   auto it = pending_.find(IdKey(id));
   if (it == pending_.end()) return;  // answered already
-  const bool cancelled = it->second;
+  const bool cancelled = it->second.cancelled;
   pending_.erase(it);
   if (!cancelled) sink_.SendResponse(line);
 }

@@ -46,6 +46,7 @@
 #include "server/call/settlement.h"
 #include "server/runtime/event_loop.h"
 #include "server/tasks/task_store_thread.h"
+#include "server/transport/exchange.h"
 #include "server/transport/output_sink.h"
 
 namespace keel {
@@ -80,6 +81,7 @@ class TaskManager {
   // A validated task-augmented tools/call.
   struct CreateRequest {
     Json id;  // the tools/call request id
+    ExchangeId exchange = kNoExchange;  // where it came on: its close cancels the creation
     std::string tool;
     Json params;  // {name, arguments, _meta?}, stored as the task's request
     std::optional<int64_t> requested_ttl_ms;  // params.task.ttl
@@ -91,12 +93,13 @@ class TaskManager {
   bool AtLimit() const { return live_.size() + creating_ >= options_.max_tasks; }
   void Create(CreateRequest request);
 
-  // The tasks/* methods (task_methods.cc), decoded (protocol/mcp_types.h). tasks/list's
-  // result goes out as `wire`'s era writes it.
-  void Get(const Json& id, const GetTaskRequest& request);
-  void List(const Json& id, const ListTasksRequest& request, const WireForm& wire);
-  void Result(const Json& id, const TaskResultRequest& request);
-  void Cancel(const Json& id, const CancelTaskRequest& request);
+  // The tasks/* methods (task_methods.cc), decoded (protocol/mcp_types.h), for request `id`
+  // that came on `exchange`. tasks/list's result goes out as `wire`'s era writes it.
+  void Get(const Json& id, ExchangeId exchange, const GetTaskRequest& request);
+  void List(const Json& id, ExchangeId exchange, const ListTasksRequest& request,
+            const WireForm& wire);
+  void Result(const Json& id, ExchangeId exchange, const TaskResultRequest& request);
+  void Cancel(const Json& id, ExchangeId exchange, const CancelTaskRequest& request);
 
   // The coordinator settled a task's work (its on_settle).
   void OnSettled(const std::string& task_id, CallState state, CallAnswer answer);
@@ -109,6 +112,10 @@ class TaskManager {
   bool InFlight(const Json& id) const;
   // notifications/cancelled for one of our requests: true when it was ours.
   bool CancelRequest(const Json& id);
+  // The exchange of some of our requests is gone: they are cancelled as by CancelRequest
+  // (never answered; a creation not yet answered cancels its task). The tasks themselves
+  // live on. Returns how many requests were cancelled.
+  size_t CancelExchange(ExchangeId exchange);
 
   void set_client_ready() { client_ready_ = true; }
   // Shutdown: unanswered tasks/result requests get an error now.
@@ -145,7 +152,7 @@ class TaskManager {
   void Store(std::function<T(TaskStore&)> work, std::function<void(T, std::string error)> done);
 
   // Invariant 5: answers (or drops, when cancelled) a tracked request.
-  void Track(const Json& id);
+  void Track(const Json& id, ExchangeId exchange);
   void Answer(const Json& id, const std::string& line);
   void AnswerResult(const Json& id, const Json& result);
   void AnswerError(const Json& id, int code, const std::string& message, const Json& data = Json());
@@ -184,7 +191,11 @@ class TaskManager {
   std::unordered_map<std::string, Live> live_;  // task id -> a task this process runs
   size_t creating_ = 0;                         // creations waiting for their commit
   // IdKey of every request answered later -> cancelled by notifications/cancelled.
-  std::unordered_map<std::string, bool> pending_;
+  struct Pending {
+    ExchangeId exchange = kNoExchange;
+    bool cancelled = false;
+  };
+  std::unordered_map<std::string, Pending> pending_;
   bool client_ready_ = false;
   size_t jobs_in_flight_ = 0;
   std::function<void()> on_idle_;

@@ -37,8 +37,8 @@ bool TaskManager::AnswerIfUnavailable(const Json& id, const std::string& task_id
   return true;
 }
 
-void TaskManager::Get(const Json& id, const GetTaskRequest& request) {
-  Track(id);
+void TaskManager::Get(const Json& id, ExchangeId exchange, const GetTaskRequest& request) {
+  Track(id, exchange);
   Store<std::optional<TaskRecord>>(
       [task_id = request.task_id](TaskStore& store) { return store.Get(task_id); },
       [this, id, task_id = request.task_id](std::optional<TaskRecord> task, std::string error) {
@@ -47,8 +47,9 @@ void TaskManager::Get(const Json& id, const GetTaskRequest& request) {
       });
 }
 
-void TaskManager::List(const Json& id, const ListTasksRequest& request, const WireForm& wire) {
-  Track(id);
+void TaskManager::List(const Json& id, ExchangeId exchange, const ListTasksRequest& request,
+                       const WireForm& wire) {
+  Track(id, exchange);
   Store<TaskStore::Page>(
       [after = request.after, limit = options_.page_size, now = now_ms_()](TaskStore& store) {
         return store.List(after, limit, now);
@@ -88,9 +89,9 @@ void TaskManager::AnswerOutcome(const Json& id, const TaskRecord& task) {
               Json{{"taskId", task.task_id}});
 }
 
-void TaskManager::Result(const Json& id, const TaskResultRequest& request) {
+void TaskManager::Result(const Json& id, ExchangeId exchange, const TaskResultRequest& request) {
   const std::string& task_id = request.task_id;
-  Track(id);
+  Track(id, exchange);
   if (auto it = live_.find(task_id); it != live_.end()) {
     Live& live = it->second;
     if (!IsTerminal(live.record.status) || !live.terminal_written) {
@@ -117,8 +118,8 @@ void TaskManager::Result(const Json& id, const TaskResultRequest& request) {
       });
 }
 
-void TaskManager::Cancel(const Json& id, const CancelTaskRequest& request) {
-  Track(id);
+void TaskManager::Cancel(const Json& id, ExchangeId exchange, const CancelTaskRequest& request) {
+  Track(id, exchange);
   const int64_t now = now_ms_();
   if (auto it = live_.find(request.task_id); it != live_.end()) {
     return CancelLive(id, it->second, now);

@@ -22,6 +22,9 @@
 namespace keel {
 
 using ExchangeId = uint64_t;
+// What a message that came on no exchange carries (tests, and work no request waits for):
+// no exchange's close reaches it.
+inline constexpr ExchangeId kNoExchange = 0;
 
 class Exchange : public OutputSink {
  public:

@@ -12,10 +12,10 @@
 //  2. OnExchangeClosed(exchange) is called once per exchange, when the transport learns
 //     that nothing written to it can reach the client any more. It is a cancellation
 //     input, next to notifications/cancelled: the requests that came on that exchange
-//     and are not settled yet are cancelled (settled without a response; CAN-2, CAN-5).
-//     Today's one dispatcher, Session over stdio, has one exchange: its close is the end
-//     of the session, and keel stops all work and exits. Routing a single exchange's close
-//     to RequestCoordinator comes with the second transport (docs/architecture.md, "Not yet").
+//     and are not settled yet are cancelled (settled without a response; CAN-2, CAN-5):
+//     Session::OnExchangeClosed, which reaches RequestCoordinator::CancelExchange and the
+//     TaskManager's waiting requests. Over stdio the one exchange's close is also the end
+//     of the session: keel cancels its calls, then stops and exits.
 //  3. After OnInputEnded() no message is delivered again; exchanges already open still
 //     carry output (stdio: the answers to calls in flight are written after stdin EOF).
 //

@@ -37,6 +37,11 @@ class SessionHarness {
     session_.HandleLine(line);
     Pump();
   }
+  // `line` as it arrives on exchange `exchange` of a transport (server/transport/exchange.h).
+  void SendOn(ExchangeId exchange, const std::string& line) {
+    session_.HandleLine(line, exchange);
+    Pump();
+  }
   void Initialize() {
     Send(
         R"({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})");

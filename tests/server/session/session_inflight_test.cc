@@ -61,6 +61,26 @@ TEST_CASE("a cancelled call is never answered and its worker is released") {
   CHECK(h.session().coordinator().draining() == 0);
 }
 
+TEST_CASE("a closed exchange cancels the calls that came on it: never answered, workers freed",
+          "[CAN-2][CAN-5]") {
+  SessionHarness h(2);
+  h.Initialize();
+  h.SendOn(7, h.Call(1, "latch_wait", {{"name", "closed"}}));
+  h.SendOn(8, h.Call(2, "latch_wait", {{"name", "open"}}));
+  REQUIRE(h.WaitUntilRunning(1));
+  REQUIRE(h.WaitUntilRunning(2));
+  CHECK(h.session().OnExchangeClosed(7) == 1);
+  CHECK_FALSE(h.session().coordinator().InFlight(Json(1)));
+  // The token woke the first worker: a call sent now runs on it.
+  h.SendOn(8, h.Call(3, "echo", {{"text", "after"}}));
+  REQUIRE(h.WaitFor(3));
+  h.SendOn(8, h.Call(4, "latch_release", {{"name", "open"}}));
+  REQUIRE(h.WaitFor(2));
+  CHECK(h.sink().ForId(2)[0]["result"]["content"][0]["text"] == "released open");
+  CHECK(h.sink().ForId(1).empty());
+  CHECK(h.session().OnExchangeClosed(7) == 0);  // a second close finds nothing left
+}
+
 TEST_CASE("shutdown waits for in-flight calls, then ends them with an error after the grace") {
   SessionOptions options;
   options.shutdown_grace = Millis(1500);

@@ -162,6 +162,25 @@ TEST_CASE("tasks/result cancelled with notifications/cancelled is never answered
   CHECK(h.sink().ForId(2).empty());
 }
 
+TEST_CASE("a tasks/result waiting on a closed exchange is never answered, and the task lives on",
+          "[tasks][CAN-5][TASK-1]") {
+  TaskHarness h;
+  h.Initialize();
+  const std::string task_id = h.CreateTask(1, "latch_wait", LatchArgs("L", false));
+  h.SendOn(7, Json{{"jsonrpc", "2.0"},
+                   {"id", 2},
+                   {"method", "tasks/result"},
+                   {"params", {{"taskId", task_id}}}});
+  CHECK(h.session().OnExchangeClosed(7) == 1);
+  Release(h, "L");
+  REQUIRE(h.WaitUntil([&] { return !h.StatusOf(task_id).empty(); }));
+  CHECK(h.StatusOf(task_id).back()["status"] == "completed");
+  // Asked again on a live exchange, the result is there; the waiter on the closed one
+  // (id 2) never got an answer.
+  REQUIRE(h.Request(3, "tasks/result", {{"taskId", task_id}}).contains("result"));
+  CHECK(h.sink().ForId(2).empty());
+}
+
 TEST_CASE(
     "notifications/cancelled naming a task's creating request is ignored once the task "
     "exists",

@@ -67,6 +67,11 @@ class TaskHarness {
     session_->HandleLine(line);
     Pump();
   }
+  // `line` as it arrives on exchange `exchange` of a transport (server/transport/exchange.h).
+  void SendOn(ExchangeId exchange, const Json& message) {
+    session_->HandleLine(message.dump(), exchange);
+    Pump();
+  }
   void Send(const char* line) { Send(std::string(line)); }
   void Send(const Json& message) { Send(message.dump()); }
   void Initialize(bool send_initialized = true) {
