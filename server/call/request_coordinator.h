@@ -28,8 +28,8 @@
 //     and calls RunDue() when it fires.
 //  8. Task work (BeginTask) has no JSON-RPC request waiting: it is not reachable by
 //     notifications/cancelled or a closed exchange (only CancelTask), and its terminal
-//     outcome goes to its on_settle callback instead of stdout. Its progress carries `progress_meta` in _meta.
-//     It counts as live (shutdown grace, admission) like any call.
+//     outcome goes to its on_settle callback instead of stdout. Its progress carries
+//     `progress_meta` in _meta. It counts as live (shutdown grace, admission) like any call.
 #pragma once
 
 #include <cstdint>

@@ -5,8 +5,8 @@
 
 namespace keel {
 
-void Session::AdmitCall(const Json& id, ExchangeId exchange, Tool& tool, Json arguments,
-                        Json meta, Json progress_token) {
+void Session::AdmitCall(const Json& id, ExchangeId exchange, Tool& tool, Json arguments, Json meta,
+                        Json progress_token) {
   const ToolSpec& spec = tool.spec();
   std::variant<Refusal, AdmittedCall> admission =
       Admit(AdmitAs::kCall, tool, arguments, meta, AdmissionNow());

@@ -80,7 +80,7 @@ class TaskManager {
 
   // A validated task-augmented tools/call.
   struct CreateRequest {
-    Json id;  // the tools/call request id
+    Json id;                            // the tools/call request id
     ExchangeId exchange = kNoExchange;  // where it came on: its close cancels the creation
     std::string tool;
     Json params;  // {name, arguments, _meta?}, stored as the task's request
