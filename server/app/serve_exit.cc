@@ -37,7 +37,8 @@ int FinishServing(ExitParts parts) {
 
 std::vector<std::string> UnfinishedWorkWarnings(size_t held, size_t pending, bool peer_gone) {
   // Say why it runs: a call settled (cancelled, timed out, shut down) whose tool ignored its
-  // token, or work that nothing cancelled (stdout closed: keel stops at once).
+  // token, or work still running when stdout closed (its calls were cancelled then, and keel
+  // stops at once, without waiting for them to notice).
   std::vector<std::string> warnings;
   if (held > 0) {
     warnings.push_back(std::to_string(held) +
@@ -46,7 +47,7 @@ std::vector<std::string> UnfinishedWorkWarnings(size_t held, size_t pending, boo
   if (pending > held) {
     warnings.push_back(
         std::to_string(pending - held) + " job(s) still running" +
-        (peer_gone ? " when the client closed stdout (nothing cancelled them)" : "") +
+        (peer_gone ? " when the client closed stdout (cancelled, not stopped yet)" : "") +
         "; not waiting for them");
   }
   return warnings;

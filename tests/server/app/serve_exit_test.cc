@@ -17,10 +17,10 @@ TEST_CASE("tool calls that ignored their cancellation are named at exit") {
         Lines{"2 tool call(s) did not stop after cancellation; not waiting for them"});
 }
 
-TEST_CASE("jobs still running when the client closed stdout say nothing cancelled them") {
+TEST_CASE("jobs still running when the client closed stdout say they were cancelled") {
   CHECK(UnfinishedWorkWarnings(0, 3, true) ==
-        Lines{"3 job(s) still running when the client closed stdout (nothing cancelled them); "
-              "not waiting for them"});
+        Lines{"3 job(s) still running when the client closed stdout (cancelled, not stopped "
+              "yet); not waiting for them"});
 }
 
 TEST_CASE("held calls and other running jobs are reported separately") {
