@@ -27,8 +27,8 @@ RpcError MissingKey(std::string_view key, std::string_view kind) {
 
 bool HasModernEnvelope(const Json& params) {
   const Json* meta = MetaOf(params);
-  return meta != nullptr && (meta->contains(kMetaProtocolVersion) ||
-                             meta->contains(kMetaClientCapabilities));
+  return meta != nullptr &&
+         (meta->contains(kMetaProtocolVersion) || meta->contains(kMetaClientCapabilities));
 }
 
 RpcError UnsupportedProtocolVersion(std::string_view requested) {
@@ -57,7 +57,9 @@ Decoded<ModernEnvelope> DecodeModernEnvelope(const Json& params) {
   envelope.protocol_version = requested;
   if (!capabilities->empty()) envelope.client_capabilities = *capabilities;
   if (const Json* level = Key(meta, kMetaLogLevel)) {
-    if (level->is_string()) envelope.log_level = ParseLoggingLevel(level->get_ref<const std::string&>());
+    if (level->is_string()) {
+      envelope.log_level = ParseLoggingLevel(level->get_ref<const std::string&>());
+    }
     if (!envelope.log_level) {
       return InvalidParams("_meta[\"" + std::string(kMetaLogLevel) +
                            "\"] must be one of debug, info, notice, warning, error, critical, "

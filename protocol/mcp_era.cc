@@ -136,8 +136,7 @@ InitializeResult InitializeResultFor(const WireForm& wire, Implementation server
   return result;
 }
 
-DiscoverResult DiscoverResultFor(const WireForm& wire, std::string instructions,
-                                 CacheHints cache) {
+DiscoverResult DiscoverResultFor(const WireForm& wire, std::string instructions, CacheHints cache) {
   DiscoverResult result;
   for (std::string_view version : kAllProtocolVersions) {
     result.supported_versions.emplace_back(version);

@@ -1,6 +1,6 @@
 // Typed MCP results keel answers on the loop: initialize, server/discover, tools/list and
-// tasks/list (the typed requests are in mcp_types.h). Pure values; to_json is found by nlohmann's ADL and
-// never throws.
+// tasks/list (the typed requests are in mcp_types.h). Pure values; to_json is found by nlohmann's
+// ADL and never throws.
 //
 // to_json writes the shape 2025-06-18 and 2025-11-25 share, from the fields as they are.
 // What depends on the era (capabilities.tasks, a tool's execution.taskSupport, the caching

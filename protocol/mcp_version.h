@@ -22,8 +22,8 @@ inline constexpr std::array<std::string_view, 2> kSupportedProtocolVersions = {"
 inline constexpr std::string_view kModernProtocolVersion = "2026-07-28";
 // Every version keel speaks, newest first: server/discover's supportedVersions and the
 // `supported` list of an unsupported-version error (the two are the same list).
-inline constexpr std::array<std::string_view, 3> kAllProtocolVersions = {
-    "2026-07-28", "2025-11-25", "2025-06-18"};
+inline constexpr std::array<std::string_view, 3> kAllProtocolVersions = {"2026-07-28", "2025-11-25",
+                                                                         "2025-06-18"};
 
 // The version to answer `initialize` with, given what the client requested.
 std::string_view NegotiateProtocolVersion(std::string_view requested);

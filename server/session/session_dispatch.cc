@@ -56,7 +56,8 @@ void Session::HandleRequest(Message& message, ExchangeId exchange) {
   }
   const std::optional<McpMethod> method = MethodOf(wire_, message.method);
   if (!method) return ReplyError(id, MethodNotFound(message.method));
-  if (*method == McpMethod::kPing) return Reply(RequestContext{id, exchange, wire_}, Json::object());
+  if (*method == McpMethod::kPing)
+    return Reply(RequestContext{id, exchange, wire_}, Json::object());
   if (*method == McpMethod::kInitialize) {
     if (initialized_) return ReplyError(id, AlreadyInitialized());
   } else if (!initialized_) {

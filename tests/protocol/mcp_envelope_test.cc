@@ -1,5 +1,5 @@
-// The MCP 2026-07-28 request envelope (ERA-1, ERA-3, ERA-5): which requests are modern, and the checks
-// on their _meta in the order the spec's conformance suite expects, each with its code.
+// The MCP 2026-07-28 request envelope (ERA-1, ERA-3, ERA-5): which requests are modern, and the
+// checks on their _meta in the order the spec's conformance suite expects, each with its code.
 #include "protocol/mcp_envelope.h"
 
 #include <catch2/catch.hpp>

@@ -146,9 +146,9 @@ TEST_CASE("the modern era has server/discover, tools/list and tools/call and not
   CHECK(MethodOf(kModern, "server/discover") == McpMethod::kDiscover);
   CHECK(MethodOf(kModern, "tools/list") == McpMethod::kListTools);
   CHECK(MethodOf(kModern, "tools/call") == McpMethod::kCallTool);
-  for (const char* removed : {"initialize", "ping", "logging/setLevel", "tasks/result",
-                              "tasks/list", "tasks/get", "tasks/cancel", "resources/subscribe",
-                              "resources/unsubscribe"}) {
+  for (const char* removed :
+       {"initialize", "ping", "logging/setLevel", "tasks/result", "tasks/list", "tasks/get",
+        "tasks/cancel", "resources/subscribe", "resources/unsubscribe"}) {
     CHECK_FALSE(MethodOf(kModern, removed));
   }
 }
@@ -165,7 +165,8 @@ TEST_CASE("a modern result gets resultType complete and the server in _meta, kee
       kModern, Json{{"content", Json::array()}, {"_meta", {{"dev.keel/x", 1}}}}, kKeel);
   CHECK(finished["resultType"] == "complete");
   CHECK(finished["_meta"]["dev.keel/x"] == 1);
-  CHECK(finished["_meta"][std::string(kMetaServerInfo)] == Json{{"name", "keel"}, {"version", "1.2.3"}});
+  CHECK(finished["_meta"][std::string(kMetaServerInfo)] ==
+        Json{{"name", "keel"}, {"version", "1.2.3"}});
   CHECK_FALSE(finished.contains("serverInfo"));
   CHECK(FinishResult(kModern, Json::object(), kKeel)["resultType"] == "complete");
   // One that says what it is keeps it (input_required, task).
@@ -193,9 +194,8 @@ TEST_CASE("tools/list carries the caching hints and no task support in the moder
 
 TEST_CASE("server/discover lists every version keel speaks, no tasks, and the caching hints",
           "[ERA-2]") {
-  const Json discovered =
-      FinishResult(kModern, ToWire(kModern, DiscoverResultFor(kModern, "hi", CacheHints{5, "public"})),
-                   kKeel);
+  const Json discovered = FinishResult(
+      kModern, ToWire(kModern, DiscoverResultFor(kModern, "hi", CacheHints{5, "public"})), kKeel);
   CHECK(discovered["supportedVersions"] == Json{"2026-07-28", "2025-11-25", "2025-06-18"});
   CHECK(discovered["capabilities"] ==
         Json{{"tools", {{"listChanged", false}}}, {"logging", Json::object()}});
@@ -210,10 +210,9 @@ TEST_CASE("server/discover lists every version keel speaks, no tasks, and the ca
 TEST_CASE("a modern response line says what FinishResult says, whatever the result holds",
           "[ERA-4]") {
   const ResultStamp stamp(kKeel);
-  for (const Json& result :
-       {Json{{"content", Json::array()}, {"isError", false}}, Json::object(),
-        Json{{"_meta", {{"dev.keel/x", 1}}}, {"content", Json::array()}},
-        Json{{"resultType", "task"}}, Json(7)}) {
+  for (const Json& result : {Json{{"content", Json::array()}, {"isError", false}}, Json::object(),
+                             Json{{"_meta", {{"dev.keel/x", 1}}}, {"content", Json::array()}},
+                             Json{{"resultType", "task"}}, Json(7)}) {
     const Json line = Json::parse(EncodeResultAs(kModern, Json(3), result, stamp));
     CHECK(line == Json::parse(EncodeResult(Json(3), FinishResult(kModern, result, kKeel))));
     CHECK(line["id"] == 3);
