@@ -110,11 +110,22 @@ std::string DumpCompact(const Json& value) {
   return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-std::string EncodeResult(const Json& id, const Json& result) {
+std::string EncodeResult(const Json& id, const Json& result, std::string_view members) {
   std::string out = R"({"jsonrpc":"2.0","id":)";
   AppendId(out, id);
   out += R"(,"result":)";
-  out += DumpCompact(result);
+  if (members.empty() || !result.is_object()) {
+    out += DumpCompact(result);
+  } else {
+    out += '{';
+    out += members;
+    if (!result.empty()) {
+      out += ',';
+      out += std::string_view(DumpCompact(result)).substr(1);  // without its '{'
+    } else {
+      out += '}';
+    }
+  }
   out += '}';
   return out;
 }

@@ -55,7 +55,10 @@ bool IsValidId(const Json& id);
 std::string IdKey(const Json& id);
 
 // One compact line, without the trailing newline.
-std::string EncodeResult(const Json& id, const Json& result);
+// `members`: already-encoded members (`"key":value,...`) added to `result`, an object that has
+// none of their keys (the caller's promise); ignored when `result` is not an object. So a
+// fixed addition is encoded once, not rebuilt as JSON for every response.
+std::string EncodeResult(const Json& id, const Json& result, std::string_view members = {});
 std::string EncodeError(const std::optional<Json>& id, int code, std::string_view message,
                         const Json& data = Json());
 std::string EncodeNotification(std::string_view method, const Json& params);

@@ -1,26 +1,56 @@
 #include "protocol/mcp_era.h"
 
+#include <cstdint>
 #include <utility>
 
+#include "protocol/json_rpc.h"
+#include "protocol/mcp_envelope.h"
 #include "protocol/mcp_version.h"
 
 namespace keel {
 namespace {
 
+// Where a method exists.
+enum class Eras : uint8_t {
+  kLegacy,       // every legacy era
+  kLegacyTasks,  // a legacy era with tasks (rule 1)
+  kModern,       // 2026-07-28 only (rule 4)
+  kBoth,         // every era
+};
+
 struct MethodName {
   std::string_view name;
   McpMethod method;
-  bool needs_tasks;  // exists only where tasks are offered (rule 1)
+  Eras eras;
 };
 
-// Every request method keel serves in a legacy era.
+// Every request method keel serves.
 constexpr MethodName kMethods[] = {
-    {"initialize", McpMethod::kInitialize, false},     {"ping", McpMethod::kPing, false},
-    {"tools/list", McpMethod::kListTools, false},      {"tools/call", McpMethod::kCallTool, false},
-    {"logging/setLevel", McpMethod::kSetLevel, false}, {"tasks/get", McpMethod::kGetTask, true},
-    {"tasks/result", McpMethod::kTaskResult, true},    {"tasks/list", McpMethod::kListTasks, true},
-    {"tasks/cancel", McpMethod::kCancelTask, true},
+    {"initialize", McpMethod::kInitialize, Eras::kLegacy},
+    {"ping", McpMethod::kPing, Eras::kLegacy},
+    {"server/discover", McpMethod::kDiscover, Eras::kModern},
+    {"tools/list", McpMethod::kListTools, Eras::kBoth},
+    {"tools/call", McpMethod::kCallTool, Eras::kBoth},
+    {"logging/setLevel", McpMethod::kSetLevel, Eras::kLegacy},
+    {"tasks/get", McpMethod::kGetTask, Eras::kLegacyTasks},
+    {"tasks/result", McpMethod::kTaskResult, Eras::kLegacyTasks},
+    {"tasks/list", McpMethod::kListTasks, Eras::kLegacyTasks},
+    {"tasks/cancel", McpMethod::kCancelTask, Eras::kLegacyTasks},
 };
+
+bool ExistsIn(Eras eras, const WireForm& wire) {
+  switch (eras) {
+    case Eras::kLegacy:
+      return !IsModern(wire);
+    case Eras::kLegacyTasks:
+      return !IsModern(wire) && wire.tasks;
+    case Eras::kModern:
+      return IsModern(wire);
+    case Eras::kBoth:
+      return true;
+  }
+  return false;
+}
 
 template <typename T>
 Decoded<McpRequest> Widen(Decoded<T> decoded) {
@@ -45,10 +75,18 @@ WireForm NegotiateWireForm(std::string_view requested_version, bool task_store) 
   return wire;
 }
 
+WireForm ModernWireForm() {
+  WireForm wire;
+  wire.era = McpEra::kMcp20260728;
+  wire.version = kModernProtocolVersion;
+  wire.tasks = false;  // the tasks extension is not offered yet (rule 4)
+  return wire;
+}
+
 std::optional<McpMethod> MethodOf(const WireForm& wire, std::string_view name) {
   for (const MethodName& entry : kMethods) {
     if (entry.name == name) {
-      if (entry.needs_tasks && !wire.tasks) return std::nullopt;
+      if (!ExistsIn(entry.eras, wire)) return std::nullopt;
       return entry.method;
     }
   }
@@ -68,6 +106,8 @@ Decoded<McpRequest> DecodeRequest(const WireForm& wire, McpMethod method, Json p
       return Widen(DecodeInitializeRequest(params));
     case McpMethod::kPing:
       return McpRequest(PingRequest{});
+    case McpMethod::kDiscover:
+      return McpRequest(DiscoverRequest{});
     case McpMethod::kListTools:
       return Widen(DecodeListToolsRequest(params));
     case McpMethod::kCallTool:
@@ -96,13 +136,50 @@ InitializeResult InitializeResultFor(const WireForm& wire, Implementation server
   return result;
 }
 
+DiscoverResult DiscoverResultFor(const WireForm& wire, std::string instructions, CacheHints cache) {
+  DiscoverResult result;
+  for (std::string_view version : kAllProtocolVersions) {
+    result.supported_versions.emplace_back(version);
+  }
+  result.capabilities.tasks = wire.tasks && !IsModern(wire);  // rule 5
+  result.instructions = std::move(instructions);
+  result.cache = std::move(cache);
+  return result;
+}
+
 Json ToWire(const WireForm&, const InitializeResult& result) { return result; }
 
+Json ToWire(const WireForm&, const DiscoverResult& result) { return result; }
+
 Json ToWire(const WireForm& wire, ListToolsResult result) {
-  // Rule 2: execution.taskSupport is listed only where tasks are offered.
-  if (!wire.tasks) {
+  // Rules 2 and 4: execution.taskSupport is listed only where legacy tasks are offered.
+  if (!wire.tasks || IsModern(wire)) {
     for (ToolDescription& tool : result.tools) tool.task_support.clear();
   }
+  if (!IsModern(wire)) result.cache.reset();  // rule 5: hints are modern only
+  return result;
+}
+
+ResultStamp::ResultStamp(Implementation server_info) : server_info_(std::move(server_info)) {
+  const Json meta = {{std::string(kMetaServerInfo), server_info_}};
+  members_ = R"("_meta":)" + DumpCompact(meta) + R"(,"resultType":"complete")";
+}
+
+std::string EncodeResultAs(const WireForm& wire, const Json& id, const Json& result,
+                           const ResultStamp& stamp) {
+  if (!IsModern(wire) || !result.is_object()) return EncodeResult(id, result);
+  if (!result.contains("_meta") && !result.contains("resultType")) {
+    return EncodeResult(id, result, stamp.members());
+  }
+  return EncodeResult(id, FinishResult(wire, result, stamp.server_info()));
+}
+
+Json FinishResult(const WireForm& wire, Json result, const Implementation& server_info) {
+  if (!IsModern(wire) || !result.is_object()) return result;
+  if (!result.contains("resultType")) result["resultType"] = "complete";
+  Json& meta = result["_meta"];
+  if (!meta.is_object()) meta = Json::object();
+  meta[std::string(kMetaServerInfo)] = server_info;
   return result;
 }
 

@@ -3,8 +3,7 @@
 // back to the wire. Handlers take typed requests and return typed results; they never ask
 // which era they serve. Pure functions; reentrant; never throw.
 //
-// Today's eras are legacy ones, chosen once per connection by initialize
-// (NegotiateWireForm):
+// Legacy eras are chosen once per connection by initialize (NegotiateWireForm):
 //  1. 2025-11-25 with a task store: tasks/get, tasks/result, tasks/list and tasks/cancel
 //     exist; params.task of tools/call is kept; capabilities.tasks is offered; tools/list
 //     shows each tool's execution.taskSupport.
@@ -15,26 +14,21 @@
 //     -32601 while the session answers NotInitialized() to what needs initialize first.
 //  An unknown requested version negotiates the latest (MCP lifecycle), as mcp_version.h.
 //
-// What 2026-07-28 (stateless, per-request _meta; reference/mcp-2026-07-28.md §1-2) will add
-// here, and only here:
-//  - WireFormOf(params._meta): a request whose _meta carries
-//    io.modelcontextprotocol/protocolVersion or .../clientCapabilities is modern whatever
-//    the connection negotiated. Its WireForm comes from that _meta, per request: a
-//    missing required key is -32602, an unsupported version -32022 with data
-//    {supported, requested}. No handshake: a modern WireForm is never stored.
-//  - McpEra::kMcp20260728 in MethodOf: server/discover and subscriptions/listen are new;
-//    initialize, ping, logging/setLevel, resources/(un)subscribe, tasks/result and
-//    tasks/list answer -32601 (dispatch on the method before looking at params).
-//  - DecodeRequest: the per-request facts travel on the typed request (client
-//    capabilities, client info, io.modelcontextprotocol/logLevel instead of
-//    logging/setLevel; request_meta.h keeps their keys); the tasks extension
-//    (io.modelcontextprotocol/tasks) replaces params.task.
-//  - ToWire: resultType "complete" on every result; _meta
-//    io.modelcontextprotocol/serverInfo; ttlMs and cacheScope on tools/list (and discover);
-//    no execution.taskSupport; a flat CreateTaskResult with resultType "task".
+// The modern era, 2026-07-28 (ModernWireForm; reference/mcp-2026-07-28.md §1-2), is a
+// request's own, never stored: a request whose _meta carries the envelope
+// (mcp_envelope.h) is served by it whatever the connection negotiated.
+//  4. Methods: server/discover, tools/list and tools/call. initialize, ping,
+//     logging/setLevel and tasks/* answer -32601 (the method is looked up before params
+//     are read). The tasks extension (io.modelcontextprotocol/tasks) is not offered yet,
+//     so params.task is dropped unread and no tool lists execution.taskSupport.
+//  5. Results (FinishResult): resultType "complete" on every result and the server's
+//     Implementation in _meta["io.modelcontextprotocol/serverInfo"]; tools/list and
+//     server/discover carry ttlMs and cacheScope; capabilities never offer tasks.
+//  Legacy results carry none of 5.
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 #include <variant>
 
@@ -48,7 +42,7 @@ namespace keel {
 
 using Json = nlohmann::json;
 
-enum class McpEra { kUnnegotiated, kMcp20250618, kMcp20251125 };
+enum class McpEra { kUnnegotiated, kMcp20250618, kMcp20251125, kMcp20260728 };
 
 // How one connection's requests and results look on the wire.
 struct WireForm {
@@ -61,10 +55,14 @@ struct WireForm {
 // initialize: the version answered for `requested_version` and what comes with it.
 // `task_store`: keel runs with a task store (tasks can only be offered then).
 WireForm NegotiateWireForm(std::string_view requested_version, bool task_store);
+// The wire form of a request with a valid modern envelope (rules 4-5).
+WireForm ModernWireForm();
+inline bool IsModern(const WireForm& wire) { return wire.era == McpEra::kMcp20260728; }
 
 enum class McpMethod {
   kInitialize,
   kPing,
+  kDiscover,
   kListTools,
   kCallTool,
   kSetLevel,
@@ -80,9 +78,9 @@ enum class McpNotification { kCancelled, kInitialized };
 // The notification `name` names; nullopt: one keel ignores.
 std::optional<McpNotification> NotificationOf(const WireForm& wire, std::string_view name);
 
-using McpRequest =
-    std::variant<InitializeRequest, PingRequest, ListToolsRequest, CallToolRequest, SetLevelRequest,
-                 GetTaskRequest, TaskResultRequest, ListTasksRequest, CancelTaskRequest>;
+using McpRequest = std::variant<InitializeRequest, PingRequest, DiscoverRequest, ListToolsRequest,
+                                CallToolRequest, SetLevelRequest, GetTaskRequest, TaskResultRequest,
+                                ListTasksRequest, CancelTaskRequest>;
 // The typed request for `method`'s params (consumed), or the error that answers it
 // (mcp_types.h rule 1). `known_tool` is DecodeCallToolRequest's.
 Decoded<McpRequest> DecodeRequest(const WireForm& wire, McpMethod method, Json params,
@@ -91,9 +89,35 @@ Decoded<McpRequest> DecodeRequest(const WireForm& wire, McpMethod method, Json p
 // The initialize answer in `wire`'s era: its version and capabilities.
 InitializeResult InitializeResultFor(const WireForm& wire, Implementation server_info,
                                      std::string instructions);
-// A result as `wire`'s era writes it.
+// The server/discover answer (rule 5): every version keel speaks and the capabilities of
+// `wire`'s era.
+DiscoverResult DiscoverResultFor(const WireForm& wire, std::string instructions, CacheHints cache);
+// A result as `wire`'s era writes it (what the era lacks is dropped: rules 2, 4, 5).
 Json ToWire(const WireForm& wire, const InitializeResult& result);
+Json ToWire(const WireForm& wire, const DiscoverResult& result);
 Json ToWire(const WireForm& wire, ListToolsResult result);
 Json ToWire(const WireForm& wire, const ListTasksResult& result);
+// Any result object on its way out (rule 5; unchanged in a legacy era): resultType
+// "complete" unless the result already has one, and `server_info` in its _meta.
+Json FinishResult(const WireForm& wire, Json result, const Implementation& server_info);
+
+// What rule 5 adds to a modern result, encoded once per server (a modern echo pays for
+// rebuilding and serializing the server's identity otherwise: about a third more CPU).
+class ResultStamp {
+ public:
+  explicit ResultStamp(Implementation server_info);
+  const Implementation& server_info() const { return server_info_; }
+  // `"_meta":{...serverInfo...},"resultType":"complete"`.
+  std::string_view members() const { return members_; }
+
+ private:
+  Implementation server_info_;
+  std::string members_;
+};
+// The response line for `result` to request `id` as `wire`'s era writes it: the same bytes'
+// meaning as EncodeResult(id, FinishResult(wire, result, ...)), with the stamp spliced in as
+// text when the result has neither _meta nor resultType (nearly always).
+std::string EncodeResultAs(const WireForm& wire, const Json& id, const Json& result,
+                           const ResultStamp& stamp);
 
 }  // namespace keel

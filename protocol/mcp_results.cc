@@ -19,6 +19,19 @@ void to_json(Json& json, const ServerCapabilities& capabilities) {
   }
 }
 
+// The hints' members, added to an object result.
+void to_json(Json& json, const CacheHints& hints) {
+  json = {{"ttlMs", hints.ttl_ms}, {"cacheScope", hints.scope}};
+}
+
+void to_json(Json& json, const DiscoverResult& result) {
+  json = {{"supportedVersions", result.supported_versions},
+          {"capabilities", result.capabilities},
+          {"ttlMs", result.cache.ttl_ms},
+          {"cacheScope", result.cache.scope}};
+  if (!result.instructions.empty()) json["instructions"] = result.instructions;
+}
+
 void to_json(Json& json, const InitializeResult& result) {
   json = {{"protocolVersion", result.protocol_version},
           {"capabilities", result.capabilities},
@@ -41,6 +54,7 @@ void to_json(Json& json, const ListToolsResult& result) {
   for (const ToolDescription& tool : result.tools) tools.push_back(tool);
   json = {{"tools", std::move(tools)}};
   if (result.next_offset) json["nextCursor"] = EncodeCursor("tools", *result.next_offset);
+  if (result.cache) json.update(Json(*result.cache));
 }
 
 void to_json(Json& json, const ListTasksResult& result) {

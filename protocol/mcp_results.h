@@ -1,10 +1,11 @@
-// Typed MCP results keel answers on the loop: initialize, tools/list and tasks/list (the
-// typed requests are in mcp_types.h). Pure values; to_json is found by nlohmann's ADL and
-// never throws.
+// Typed MCP results keel answers on the loop: initialize, server/discover, tools/list and
+// tasks/list (the typed requests are in mcp_types.h). Pure values; to_json is found by nlohmann's
+// ADL and never throws.
 //
 // to_json writes the shape 2025-06-18 and 2025-11-25 share, from the fields as they are.
-// What depends on the era (capabilities.tasks, a tool's execution.taskSupport) is set by
-// mcp_era.h (InitializeResultFor, ToWire), never by a handler.
+// What depends on the era (capabilities.tasks, a tool's execution.taskSupport, the caching
+// hints, resultType and the server's identity in _meta) is set by mcp_era.h
+// (InitializeResultFor, DiscoverResultFor, ToWire, FinishResult), never by a handler.
 // A CallToolResult is built by the tools (tool_result.h); a ping or logging/setLevel
 // answers {}.
 #pragma once
@@ -37,12 +38,28 @@ struct ServerCapabilities {
   bool operator==(const ServerCapabilities&) const = default;
 };
 
+// MCP 2026-07-28 CacheableResult: how long a client may reuse a result, and with whom.
+struct CacheHints {
+  int64_t ttl_ms = 0;            // >= 0; 0: stale at once
+  std::string scope = "public";  // "public" (no user-specific data) or "private"
+  bool operator==(const CacheHints&) const = default;
+};
+
 struct InitializeResult {
   std::string protocol_version;
   ServerCapabilities capabilities;
   Implementation server_info;
   std::string instructions;  // empty: not sent
   bool operator==(const InitializeResult&) const = default;
+};
+
+// server/discover (MCP 2026-07-28): what a modern client learns before its first call.
+struct DiscoverResult {
+  std::vector<std::string> supported_versions;
+  ServerCapabilities capabilities;
+  std::string instructions;  // empty: not sent
+  CacheHints cache;
+  bool operator==(const DiscoverResult&) const = default;
 };
 
 // One tool as tools/list describes it.
@@ -62,6 +79,7 @@ struct ToolDescription {
 struct ListToolsResult {
   std::vector<ToolDescription> tools;
   std::optional<size_t> next_offset;  // set when more tools follow: becomes nextCursor
+  std::optional<CacheHints> cache;    // set in an era with caching hints (mcp_era.h)
   bool operator==(const ListToolsResult&) const = default;
 };
 
@@ -75,7 +93,9 @@ struct ListTasksResult {
 // NOLINTBEGIN(readability-identifier-naming)
 void to_json(Json& json, const Implementation& implementation);
 void to_json(Json& json, const ServerCapabilities& capabilities);
+void to_json(Json& json, const CacheHints& hints);
 void to_json(Json& json, const InitializeResult& result);
+void to_json(Json& json, const DiscoverResult& result);
 void to_json(Json& json, const ToolDescription& tool);
 void to_json(Json& json, const ListToolsResult& result);
 void to_json(Json& json, const ListTasksResult& result);

@@ -171,6 +171,8 @@ void to_json(Json& json, const InitializeRequest& request) {
 
 void to_json(Json& json, const PingRequest&) { json = Json::object(); }
 
+void to_json(Json& json, const DiscoverRequest&) { json = Json::object(); }
+
 void to_json(Json& json, const ListToolsRequest& request) {
   json = CursorParams("tools", request.offset);
 }

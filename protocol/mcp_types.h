@@ -45,6 +45,11 @@ struct PingRequest {
   bool operator==(const PingRequest&) const = default;
 };
 
+// server/discover (MCP 2026-07-28): no params beyond the envelope (mcp_envelope.h).
+struct DiscoverRequest {
+  bool operator==(const DiscoverRequest&) const = default;
+};
+
 struct ListToolsRequest {
   size_t offset = 0;  // the decoded cursor: 0 for the first page
   bool operator==(const ListToolsRequest&) const = default;
@@ -118,6 +123,7 @@ std::optional<CancelledNotification> DecodeCancelledNotification(const Json& par
 // NOLINTBEGIN(readability-identifier-naming)
 void to_json(Json& json, const InitializeRequest& request);
 void to_json(Json& json, const PingRequest& request);
+void to_json(Json& json, const DiscoverRequest& request);
 void to_json(Json& json, const ListToolsRequest& request);
 void to_json(Json& json, const TaskMetadata& task);
 void to_json(Json& json, const CallToolRequest& request);

@@ -33,7 +33,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
 
 const USAGE = `usage: scripts/bench [--calls N] [--warmup N] [--inflight 1,16] [--servers keel,sdk,floor]
-                    [--keel PATH] [--json]
+                    [--keel PATH] [--era legacy|modern] [--json]
        scripts/bench --cancel ... | --flood ...   (request coordinator benches; scripts/bench --cancel --help)
        scripts/bench --ledger ...   (exactly-once mutations vs SQLite's commit rate; scripts/bench --ledger --help)
        scripts/bench --command ...  (a command-backed tool vs spawning it directly; scripts/bench --command --help)
@@ -43,6 +43,9 @@ const USAGE = `usage: scripts/bench [--calls N] [--warmup N] [--inflight 1,16] [
   --inflight L    comma-separated in-flight counts (default 1,16)
   --servers L     which servers to run (default keel,sdk,floor)
   --keel PATH     keel binary (default $KEEL_BINARY or build/keel)
+  --era E         legacy (default): the calls follow initialize (MCP 2025-11-25); modern:
+                  each call carries the MCP 2026-07-28 _meta envelope (keel only; the
+                  initialize is still sent, so both eras pay the same start-up)
   --json          print the results as JSON on stdout instead of the table
 Progress goes to stderr. Exit 0 unless a server fails to run.`;
 
@@ -53,6 +56,7 @@ function parseArgs(argv) {
     inflight: [1, 16],
     servers: ['keel', 'sdk', 'floor'],
     keel: process.env.KEEL_BINARY || join(repo, 'build', 'keel'),
+    era: 'legacy',
     json: false,
   };
   forEachArg(argv, USAGE, die, (a, val) => {
@@ -67,6 +71,7 @@ function parseArgs(argv) {
       case '--inflight': o.inflight = val().split(',').map(posInt); if (o.inflight.some((k) => k < 1)) die('--inflight values must be >= 1'); break;
       case '--servers': o.servers = val().split(','); break;
       case '--keel': o.keel = resolve(val()); break;
+      case '--era': o.era = val(); if (!['legacy', 'modern'].includes(o.era)) die('--era: legacy or modern'); break;
       case '--json': o.json = true; break;
       case '-h': case '--help': process.stdout.write(USAGE + '\n'); process.exit(0);
       default: die(`unknown argument: ${a}\n${USAGE}`);
@@ -117,7 +122,12 @@ function serverSpecs(opts) {
 
 const ECHO_TEXT = 'hello';
 const REQ_HEAD = '{"jsonrpc":"2.0","id":';
-const REQ_TAIL = `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"${ECHO_TEXT}"}}}\n`;
+const LEGACY_TAIL = `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"${ECHO_TEXT}"}}}\n`;
+// The MCP 2026-07-28 envelope a modern client puts on every request (--era modern).
+const MODERN_TAIL = `,"method":"tools/call","params":{"name":"echo","arguments":{"text":"${ECHO_TEXT}"},` +
+  '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",' +
+  '"io.modelcontextprotocol/clientCapabilities":{},' +
+  '"io.modelcontextprotocol/clientInfo":{"name":"keel-bench","version":"0"}}}}\n';
 const INIT_REQ = JSON.stringify({
   jsonrpc: '2.0', id: 0, method: 'initialize',
   params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'keel-bench', version: '0' } },
@@ -138,6 +148,7 @@ function lineId(line) {
 
 // One (server, K) run on a fresh process.
 async function runOne(spec, K, opts) {
+  const reqTail = spec.name === 'keel' && opts.era === 'modern' ? MODERN_TAIL : LEGACY_TAIL;
   const cwd = mkdtempSync(join(tmpdir(), 'keel-bench-'));
   const t0 = performance.now();
   // keel keeps its database in the run's own directory (KEEL_DB).
@@ -199,7 +210,7 @@ async function runOne(spec, K, opts) {
         const now = performance.now();
         for (let j = 0; j < n && sent < count; j++) {
           sendAt[sent] = now;
-          out += REQ_HEAD + (base + sent) + REQ_TAIL;
+          out += REQ_HEAD + (base + sent) + reqTail;
           sent++;
         }
       };

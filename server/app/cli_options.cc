@@ -163,6 +163,17 @@ void AddStateOptions(CLI::App& app, CliOptions& o) {
   app.add_option("--page-size", o.page_size, "Tools (and tasks) per tools/list (tasks/list) page")
       ->envname("KEEL_PAGE_SIZE")
       ->check(CLI::Range(1, 10000));
+  app.add_option("--cache-ttl", o.cache_ttl_ms,
+                 "MCP 2026-07-28 clients: ttlMs on server/discover and tools/list, in "
+                 "milliseconds (how long a client may reuse them; the list changes only "
+                 "when keel restarts with another catalog)")
+      ->envname("KEEL_CACHE_TTL")
+      ->check(CLI::Range(0LL, 7LL * 24 * 3600 * 1000));
+  app.add_option("--cache-scope", o.cache_scope,
+                 "MCP 2026-07-28 clients: cacheScope of those results: public (nothing in "
+                 "them depends on who asks) or private")
+      ->envname("KEEL_CACHE_SCOPE")
+      ->check(CLI::IsMember({"public", "private"}));
 }
 
 // The process log and the MCP log messages sent to the client.

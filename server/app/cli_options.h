@@ -30,6 +30,8 @@ struct CliOptions {
   long long max_timeout_ms = 55000;
   size_t outbox_bytes = 8 << 20;  // unsent output before progress is dropped / stdin paused
   size_t page_size = 100;
+  long long cache_ttl_ms = 300000;
+  std::string cache_scope = "public";
   std::string log_level = "warn";
   std::string log_file;
   std::string config_file;

@@ -15,6 +15,7 @@ SessionOptions SessionOptionsFor(const CliOptions& flags, const std::string& own
   SessionOptions session_options;
   session_options.max_inflight = flags.max_inflight;
   session_options.page_size = flags.page_size;
+  session_options.cache = CacheHints{flags.cache_ttl_ms, flags.cache_scope};
   session_options.shutdown_grace = Millis(flags.shutdown_grace_ms);
   session_options.call_limits.idle = Millis(flags.idle_timeout_ms);
   session_options.call_limits.max = Millis(flags.max_timeout_ms);

@@ -11,10 +11,12 @@
 // the key stored with the task when it was created, computed the same way).
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "protocol/logging_level.h"
 #include "server/call/idempotency_key.h"
 #include "server/transport/exchange.h"
 
@@ -38,6 +40,12 @@ struct CallIdentity {
   // The exchange the tools/call came on: its close cancels the call (CancelExchange). A
   // task's work belongs to no exchange.
   ExchangeId exchange = kNoExchange;
+  // The request spoke MCP 2026-07-28 (protocol/mcp_era.h): its result carries resultType
+  // and the server's identity, and its log messages follow `log_level`, its own
+  // io.modelcontextprotocol/logLevel (nullopt: none at all). A legacy call's follow the
+  // session's level; `log_level` is unused.
+  bool modern = false;
+  std::optional<LoggingLevel> log_level;
 };
 
 // The identity of a call of `tool` with these arguments and request _meta: its name, the

@@ -22,7 +22,11 @@ void CallInbox::Port::Log(uint64_t generation, std::string tool, LoggingLevel le
                           std::string message) const {
   Post([generation, tool = std::move(tool), level,
         message = std::move(message)](CallInbox& in) mutable {
-    if (!in.coordinator_.Unsettled(generation)) return;  // late, like progress after a settle
+    // Late (after the settle), like progress; otherwise at the request's level: a modern
+    // request's own, a legacy one's the session's.
+    const CallIdentity* call = in.coordinator_.UnsettledIdentity(generation);
+    if (call == nullptr) return;
+    if (call->modern) return in.log_.Log(call->log_level, level, tool, std::move(message));
     in.log_.Log(level, tool, std::move(message));
   });
 }

@@ -266,7 +266,8 @@ void RequestCoordinator::Settle(uint64_t generation, CallState state, std::strin
     on_settle(state, std::move(answer));
   } else {
     if (const Json* result = std::get_if<Json>(&answer)) {
-      sink_.SendResponse(EncodeResult(entry.identity.request_id, *result));
+      sink_.SendResponse(result_encoder_ ? result_encoder_(entry.identity, *result)
+                                         : EncodeResult(entry.identity.request_id, *result));
     } else if (const JsonRpcError* error = std::get_if<JsonRpcError>(&answer)) {
       sink_.SendResponse(EncodeError(entry.identity.request_id, error->code, error->message));
     }

@@ -152,6 +152,12 @@ class RequestCoordinator {
     const auto it = entries_.find(generation);
     return it != entries_.end() && !it->second.settlement.settled();
   }
+  // The identity of `generation` while it is admitted and not settled; null otherwise.
+  const CallIdentity* UnsettledIdentity(uint64_t generation) const {
+    const auto it = entries_.find(generation);
+    if (it == entries_.end() || it->second.settlement.settled()) return nullptr;
+    return &it->second.identity;
+  }
   // Whether the worker of `generation` has started (tests: a task's work is running).
   bool Started(uint64_t generation) const {
     const auto it = entries_.find(generation);
@@ -179,6 +185,10 @@ class RequestCoordinator {
   // handed to the task: the call (its Tool*) and the result, returning what to use.
   using ResultFilter = std::function<Json(const CallIdentity& call, Json result)>;
   void set_result_filter(ResultFilter fn) { result_filter_ = std::move(fn); }
+  // Encodes a call's result (after the filter) as its response line. Null: EncodeResult
+  // with the call's request id.
+  using ResultEncoder = std::function<std::string(const CallIdentity& call, const Json& result)>;
+  void set_result_encoder(ResultEncoder fn) { result_encoder_ = std::move(fn); }
 
  private:
   struct Entry {
@@ -243,6 +253,7 @@ class RequestCoordinator {
   std::function<void()> on_released_;
   SettledFn on_settled_;
   ResultFilter result_filter_;
+  ResultEncoder result_encoder_;
 };
 
 }  // namespace keel

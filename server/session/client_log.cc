@@ -7,8 +7,9 @@
 
 namespace keel {
 
-void ClientLog::Log(LoggingLevel level, std::string_view logger, nlohmann::json data) {
-  if (!threshold_ || level < *threshold_) return;
+void ClientLog::Log(const std::optional<LoggingLevel>& threshold, LoggingLevel level,
+                    std::string_view logger, nlohmann::json data) {
+  if (!threshold || level < *threshold) return;
   const TimePoint now = clock_.Now();
   if (last_refill_ != TimePoint{}) {
     const double seconds = std::chrono::duration<double>(now - last_refill_).count();

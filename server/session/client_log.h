@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -32,7 +33,16 @@ class ClientLog {
   ClientLog(OutputSink& sink, const Clock& clock) : sink_(sink), clock_(clock) {}
 
   void SetLevel(LoggingLevel level) { threshold_ = level; }
-  void Log(LoggingLevel level, std::string_view logger, nlohmann::json data);
+  // The session's level (logging/setLevel); nullopt until one is set.
+  const std::optional<LoggingLevel>& level() const { return threshold_; }
+  // A message at `level`, sent when the session's level lets it through (invariant 1).
+  void Log(LoggingLevel level, std::string_view logger, nlohmann::json data) {
+    Log(threshold_, level, logger, std::move(data));
+  }
+  // The same with another threshold: a modern request's own logLevel (MCP 2026-07-28),
+  // nullopt meaning nothing is sent. The rate limit (invariant 2) is shared.
+  void Log(const std::optional<LoggingLevel>& threshold, LoggingLevel level,
+           std::string_view logger, nlohmann::json data);
 
   uint64_t dropped() const { return dropped_; }
 

@@ -1,8 +1,5 @@
 #include "server/session/session.h"
 
-#include <algorithm>
-#include <variant>
-
 #include <spdlog/spdlog.h>
 
 #include "protocol/error_codes.h"
@@ -10,30 +7,6 @@
 #include "server/transport/inbound.h"
 
 namespace keel {
-namespace {
-
-// What initialize tells the model about keel (InitializeResult.instructions).
-constexpr std::string_view kInstructions =
-    "Tool failures come back as results with isError and, where keel knows more, "
-    "structuredContent.error.type (invalid_arguments, server_busy, timeout) to act on. "
-    "A call that reports no progress for the idle timeout, or runs past the maximum "
-    "timeout, ends with a timeout result. A call cancelled with notifications/cancelled "
-    "is never answered. Mutating tools take an idempotency key (an idempotencyKey "
-    "argument or _meta[\"dev.keel/idempotency-key\"]): retry with the same key and "
-    "arguments and the mutation runs once; ledger_lookup tells what happened to a key. "
-    "Tools marked execution.taskSupport optional or required can run as durable tasks "
-    "(params.task): poll tasks/get, fetch tasks/result, stop them with tasks/cancel; a "
-    "task outlives the connection and a restart of keel.";
-
-// std::visit over a set of lambdas.
-template <typename... Handlers>
-struct Overloaded : Handlers... {
-  using Handlers::operator()...;
-};
-template <typename... Handlers>
-Overloaded(Handlers...) -> Overloaded<Handlers...>;
-
-}  // namespace
 
 Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, WorkerPool& pool,
                  SessionOptions options, TaskStoreThread* task_store,
@@ -48,7 +21,8 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
                                                options_.hold_after, options_.correlation_prefix}),
       client_log_(sink, loop.clock()),
       policy_(std::make_shared<const Policy>(BuiltinPolicyWithTimeouts(
-          ToMillis(options_.call_limits.idle), ToMillis(options_.call_limits.max)))) {
+          ToMillis(options_.call_limits.idle), ToMillis(options_.call_limits.max)))),
+      stamp_(Implementation{"keel", "keel reliable MCP server", options_.server_version}) {
   if (options_.client_log_level) client_log_.SetLevel(*options_.client_log_level);
   coordinator_.set_on_idle([this] {
     if (shutting_down_) FinishShutdown();
@@ -58,6 +32,10 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
   coordinator_.set_on_held([this] { pool_.Hold(); });
   coordinator_.set_result_filter([](const CallIdentity& call, Json result) {
     return call.tool == nullptr ? result : ForOutputSchema(call.tool->spec(), std::move(result));
+  });
+  // Every call's answer as its request's era writes it.
+  coordinator_.set_result_encoder([this](const CallIdentity& call, const Json& result) {
+    return EncodeResultAs(call.modern ? ModernWireForm() : wire_, call.request_id, result, stamp_);
   });
   coordinator_.set_on_released([this] { pool_.Release(); });
   if (options_.trace != nullptr) {
@@ -133,48 +111,6 @@ size_t Session::OnExchangeClosed(ExchangeId exchange) {
   return cancelled;
 }
 
-void Session::HandleRequest(Message& message, ExchangeId exchange) {
-  const Json& id = message.id;
-  // First, whatever the method (ping, methods answered at once, unknown ones included): a
-  // second answer for an id the client still waits on would be taken for the first one's.
-  if (IdInUse(id)) return ReplyError(id, IdInFlight(id));
-  const std::optional<McpMethod> method = MethodOf(wire_, message.method);
-  if (!method) return ReplyError(id, MethodNotFound(message.method));
-  if (*method == McpMethod::kPing) return Reply(id, Json::object());
-  if (*method == McpMethod::kInitialize) {
-    if (initialized_) return ReplyError(id, AlreadyInitialized());
-  } else if (!initialized_) {
-    return ReplyError(id, NotInitialized());
-  }
-  Tool* tool = nullptr;
-  Decoded<McpRequest> request =
-      DecodeRequest(wire_, *method, std::move(message.params), [&](const std::string& name) {
-        tool = tools_.Find(name);
-        return tool != nullptr;
-      });
-  if (!request.ok()) return ReplyError(id, request.error());
-  Serve(id, exchange, request.value(), tool);
-}
-
-void Session::Serve(const Json& id, ExchangeId exchange, McpRequest& request, Tool* tool) {
-  std::visit(Overloaded{
-                 [&](InitializeRequest& initialize) { Initialize(id, initialize); },
-                 [&](PingRequest&) { Reply(id, Json::object()); },
-                 [&](ListToolsRequest& list) { ListTools(id, list); },
-                 [&](CallToolRequest& call) { CallTool(id, exchange, *tool, std::move(call)); },
-                 [&](SetLevelRequest& set_level) {
-                   client_log_.SetLevel(set_level.level);
-                   Reply(id, Json::object());
-                 },
-                 // tasks/* exist only in an era with tasks, so only with a task store.
-                 [&](GetTaskRequest& get) { tasks_->Get(id, exchange, get); },
-                 [&](TaskResultRequest& result) { tasks_->Result(id, exchange, result); },
-                 [&](ListTasksRequest& list) { tasks_->List(id, exchange, list, wire_); },
-                 [&](CancelTaskRequest& cancel) { tasks_->Cancel(id, exchange, cancel); },
-             },
-             request);
-}
-
 void Session::HandleNotification(const Message& message) {
   const std::optional<McpNotification> notification = NotificationOf(wire_, message.method);
   if (!notification) return;  // unknown notifications are ignored
@@ -203,51 +139,8 @@ void Session::CancelRequest(const Json& request_id) {
                                        {"keel.policy.version", policy_ ? policy_->version : ""}}});
 }
 
-void Session::Initialize(const Json& id, const InitializeRequest& request) {
-  initialized_ = true;
-  wire_ = NegotiateWireForm(request.protocol_version, tasks_ != nullptr);
-  const Implementation server_info{"keel", "keel reliable MCP server", options_.server_version};
-  Reply(id, ToWire(wire_, InitializeResultFor(wire_, server_info, std::string(kInstructions))));
-}
-
-void Session::ListTools(const Json& id, const ListToolsRequest& request) {
-  const auto& all = tools_.tools();
-  if (request.offset > all.size()) return ReplyError(id, InvalidToolsCursor());
-  const size_t end = std::min(all.size(), request.offset + options_.page_size);
-  ListToolsResult result;
-  result.tools.reserve(end - request.offset);
-  for (size_t i = request.offset; i < end; ++i) {
-    result.tools.push_back(ToolRegistry::Describe(all[i]->spec()));
-  }
-  if (end < all.size()) result.next_offset = end;
-  Reply(id, ToWire(wire_, std::move(result)));
-}
-
-void Session::CallTool(const Json& id, ExchangeId exchange, Tool& tool, CallToolRequest call) {
-  // MCP 2025-11-25 tasks: execution.taskSupport decides (-32601 when it forbids). Without
-  // tasks in the era, call.task is always empty and no tool requires one.
-  const TaskSupport support = tool.spec().task_support;
-  if (call.task) {
-    if (support == TaskSupport::kForbidden) return ReplyError(id, TaskForbidden(tool.spec().name));
-    return CreateTask(id, exchange, tool, std::move(call));
-  }
-  if (wire_.tasks && support == TaskSupport::kRequired) {
-    return ReplyError(id, TaskRequired(tool.spec().name));
-  }
-  AdmitCall(id, exchange, tool, std::move(call.arguments), std::move(call.meta),
-            std::move(call.progress_token));
-}
-
 bool Session::IdInUse(const Json& id) const {
   return coordinator_.InFlight(id) || (tasks_ && tasks_->InFlight(id));
-}
-
-void Session::Reply(const Json& id, const Json& result) {
-  sink_.SendResponse(EncodeResult(id, result));
-}
-
-void Session::ReplyError(const Json& id, const RpcError& error) {
-  sink_.SendResponse(EncodeRpcError(id, error));
 }
 
 void Session::BeginShutdown(std::string_view why) {

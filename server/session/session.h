@@ -24,7 +24,12 @@
 //     is not offered, tasks/* are unknown methods and params.task is ignored.
 //  7. Handlers take typed requests and give typed results (protocol/mcp_types.h,
 //     mcp_results.h): which methods exist, how params decode and how results are written
-//     is the negotiated era's (wire_, protocol/mcp_era.h), never a handler's choice.
+//     is the request's era's (protocol/mcp_era.h), never a handler's choice.
+//  8. Two eras on one connection (reference/mcp-2026-07-28.md §2.2): a request with the
+//     2026-07-28 envelope in its _meta (and every server/discover) is served statelessly
+//     by that envelope: it needs no initialize and leaves the session untouched; its log
+//     messages follow its own logLevel. Any other request is legacy: initialize first,
+//     then the negotiated era (wire_) and the session's log level.
 #pragma once
 
 #include <cstdint>
@@ -68,6 +73,9 @@ struct SessionOptions {
   size_t max_line_bytes = 16 << 20;         // quoted in the oversized-line error
   std::string server_version = "0.0.0";
   TaskOptions tasks;  // used when the session has a task store
+  // The caching hints of server/discover and tools/list for modern requests (MCP
+  // 2026-07-28): the tool list changes only when keel restarts with another catalog.
+  CacheHints cache{300000, "public"};
   // OPS-1 for every tool (--shadow): retry decisions are recorded, not applied.
   bool shadow = false;
   // 64 random bits for backoff jitter; called on worker threads, so it must be thread-safe.
@@ -130,29 +138,44 @@ class Session {
   const PolicyHandle& policy() const { return policy_; }
 
  private:
-  void HandleRequest(Message& message, ExchangeId exchange);
-  void HandleNotification(const Message& message);
-  // A decoded request that came on `exchange`, to its handler. `tool`: the tool a
-  // tools/call names (found while decoding it); null for other methods.
-  void Serve(const Json& id, ExchangeId exchange, McpRequest& request, Tool* tool);
+  // What a handler knows of the request it serves, besides its params.
+  struct RequestContext {
+    const Json& id;
+    ExchangeId exchange = kNoExchange;
+    // The era the request speaks: the session's (legacy), or its own (modern).
+    WireForm wire;
+    // A modern request's io.modelcontextprotocol/logLevel; nullopt: no log messages for it.
+    // Unused for a legacy request (the session's level, logging/setLevel, applies).
+    std::optional<LoggingLevel> log_level;
+  };
 
+  // session_dispatch.cc: the era, the method, the typed request, the handler.
+  void HandleRequest(Message& message, ExchangeId exchange);
+  void HandleModernRequest(Message& message, ExchangeId exchange);
+  void DecodeAndServe(const RequestContext& request, McpMethod method, Json params);
+  // A decoded request, to its handler. `tool`: the tool a tools/call names (found while
+  // decoding it); null for other methods.
+  void Serve(const RequestContext& request, McpRequest& decoded, Tool* tool);
   void Initialize(const Json& id, const InitializeRequest& request);
-  void ListTools(const Json& id, const ListToolsRequest& request);
-  void CallTool(const Json& id, ExchangeId exchange, Tool& tool, CallToolRequest call);
+  void Discover(const RequestContext& request);
+  void ListTools(const RequestContext& request, const ListToolsRequest& list);
+  void CallTool(const RequestContext& request, Tool& tool, CallToolRequest call);
+
+  void HandleNotification(const Message& message);
   // notifications/cancelled for `request_id` (a tools/call or a task request of ours).
   void CancelRequest(const Json& request_id);
   // session_calls.cc: a parsed tools/call (not a task): admitted, and run on the loop or
   // handed to the pool; or refused.
-  void AdmitCall(const Json& id, ExchangeId exchange, Tool& tool, Json arguments, Json meta,
+  void AdmitCall(const RequestContext& request, Tool& tool, Json arguments, Json meta,
                  Json progress_token);
   // session_tasks.cc: a task-augmented tools/call (call.task is set), and the work of a
   // created task.
-  void CreateTask(const Json& id, ExchangeId exchange, Tool& tool, CallToolRequest call);
+  void CreateTask(const RequestContext& request, Tool& tool, CallToolRequest call);
   std::optional<uint64_t> StartTaskWork(const TaskRecord& task, Json progress_token);
   // What admission reads of the session now (Admit, admission.h).
   AdmissionState AdmissionNow();
   // A refused call or task creation, answered as its request is (Refusal::as_result).
-  void SendRefusal(const Json& id, const ToolSpec& spec, const Refusal& refusal);
+  void SendRefusal(const RequestContext& request, const ToolSpec& spec, const Refusal& refusal);
   // Queues the job of an admitted call or task's work for the pool (see unsubmitted_):
   // `policy` is the tool's effective policy, `max` bounds the whole call.
   void HandToPool(RequestCoordinator::Admitted admitted, ToolPolicy policy, Duration max,
@@ -167,7 +190,8 @@ class Session {
 
   // A request answered later (a call, a task request) still uses `id`.
   bool IdInUse(const Json& id) const;
-  void Reply(const Json& id, const Json& result);
+  // A result, as the request's era writes it (EncodeResultAs).
+  void Reply(const RequestContext& request, const Json& result);
   void ReplyError(const Json& id, const RpcError& error);
 
   void FinishShutdown();
@@ -189,6 +213,8 @@ class Session {
   std::shared_ptr<CallInbox> inbox_;    // where jobs report (they hold a weak_ptr)
   std::shared_ptr<CallRunner> runner_;  // the worker side; jobs share it
   PolicyHandle policy_;
+  // Who keel is (initialize), and what every modern result adds (encoded once).
+  ResultStamp stamp_;
   WireForm wire_;  // the era initialize negotiated (before it: the unnegotiated one)
   // Calls accepted in this loop iteration and not yet handed to the pool. They go together
   // before the loop waits, so the calls of one read of stdin wake each worker once, not once

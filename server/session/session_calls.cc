@@ -1,30 +1,35 @@
 // The Session's side of calls: admitting a parsed tools/call (Admit, admission.h), answering a
 // refusal, handing admitted work to the CallRunner through the pool, and keeping each live
 // call's tracer (OBS-1) from its start to its settle. The worker side is the CallRunner's.
+#include "protocol/mcp_version.h"
 #include "server/session/session.h"
 
 namespace keel {
 
-void Session::AdmitCall(const Json& id, ExchangeId exchange, Tool& tool, Json arguments, Json meta,
+void Session::AdmitCall(const RequestContext& request, Tool& tool, Json arguments, Json meta,
                         Json progress_token) {
   const ToolSpec& spec = tool.spec();
+  const bool modern = IsModern(request.wire);
   std::variant<Refusal, AdmittedCall> admission =
       Admit(AdmitAs::kCall, tool, arguments, meta, AdmissionNow());
   if (const Refusal* refusal = std::get_if<Refusal>(&admission)) {
     if (refusal->reason == Refusal::Reason::kServerBusy) {
-      client_log_.Log(LoggingLevel::kWarning, "keel",
-                      Json{{"event", "server_busy"}, {"tool", spec.name}});
+      // A modern request's own level, a legacy one's the session's.
+      client_log_.Log(modern ? request.log_level : client_log_.level(), LoggingLevel::kWarning,
+                      "keel", Json{{"event", "server_busy"}, {"tool", spec.name}});
     }
-    return SendRefusal(id, spec, *refusal);
+    return SendRefusal(request, spec, *refusal);
   }
   AdmittedCall& call = std::get<AdmittedCall>(admission);
-  call.identity.request_id = id;
-  call.identity.exchange = exchange;
+  call.identity.request_id = request.id;
+  call.identity.exchange = request.exchange;
+  call.identity.modern = modern;
+  call.identity.log_level = request.log_level;
   if (spec.runs_on_loop) {
     ToolContext ctx(std::move(arguments), CancellationToken(), nullptr);
     ctx.set_meta(std::move(meta));
     ctx.set_identity(std::move(call.identity));
-    return Reply(id, ForOutputSchema(spec, BoundedResult(tool.Call(ctx), spec.name)));
+    return Reply(request, ForOutputSchema(spec, BoundedResult(tool.Call(ctx), spec.name)));
   }
   const CallLimits limits{Millis(call.policy.timeouts.idle_ms),
                           Millis(call.policy.timeouts.max_ms)};
@@ -53,11 +58,12 @@ bool Session::AtCapacity() {
   return coordinator_.AtCapacity();
 }
 
-void Session::SendRefusal(const Json& id, const ToolSpec& spec, const Refusal& refusal) {
+void Session::SendRefusal(const RequestContext& request, const ToolSpec& spec,
+                          const Refusal& refusal) {
   if (refusal.as_result) {
-    return Reply(id, ForOutputSchema(spec, ErrorResult(refusal.text, refusal.error)));
+    return Reply(request, ForOutputSchema(spec, ErrorResult(refusal.text, refusal.error)));
   }
-  sink_.SendResponse(EncodeError(id, refusal.code, refusal.text, refusal.error));
+  sink_.SendResponse(EncodeError(request.id, refusal.code, refusal.text, refusal.error));
 }
 
 void Session::HandToPool(RequestCoordinator::Admitted admitted, ToolPolicy policy, Duration max,
@@ -80,7 +86,8 @@ std::shared_ptr<const CallTracer> Session::TraceCallStart(
     const RequestCoordinator::Admitted& admitted, const Json& meta, const Json& arguments) {
   if (options_.trace == nullptr) return nullptr;
   CallTracer::StartInfo info;
-  info.protocol_version = std::string(wire_.version);
+  info.protocol_version =
+      std::string(admitted.identity.modern ? kModernProtocolVersion : wire_.version);
   if (policy_) info.policy_version = policy_->version;
   info.with_arguments = options_.trace_arguments;
   info.now = loop_.clock().Now();

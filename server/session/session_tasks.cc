@@ -26,7 +26,8 @@ constexpr int64_t kMaxTtlMs =
 
 }  // namespace
 
-void Session::CreateTask(const Json& id, ExchangeId exchange, Tool& tool, CallToolRequest call) {
+void Session::CreateTask(const RequestContext& call_request, Tool& tool, CallToolRequest call) {
+  const Json& id = call_request.id;
   const ToolSpec& spec = tool.spec();
   const Decoded<TaskMetadata> task = DecodeTaskMetadata(*call.task);
   if (!task.ok()) return ReplyError(id, task.error());
@@ -39,13 +40,13 @@ void Session::CreateTask(const Json& id, ExchangeId exchange, Tool& tool, CallTo
   std::variant<Refusal, AdmittedCall> admission =
       Admit(AdmitAs::kTask, tool, arguments, meta, AdmissionNow());
   if (const Refusal* refusal = std::get_if<Refusal>(&admission)) {
-    return SendRefusal(id, spec, *refusal);
+    return SendRefusal(call_request, spec, *refusal);
   }
   const std::string& key = std::get<AdmittedCall>(admission).identity.idempotency_key;
   if (!ttl && spec.result_ttl_ms) ttl = *spec.result_ttl_ms;  // the catalog's resultTtlMs
   TaskManager::CreateRequest request;
   request.id = id;
-  request.exchange = exchange;
+  request.exchange = call_request.exchange;
   request.tool = spec.name;
   request.fingerprint =
       key.empty() ? std::string()

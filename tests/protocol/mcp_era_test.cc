@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "protocol/error_codes.h"
+#include "protocol/mcp_envelope.h"
 
 namespace keel::mcp_era_test {
 namespace {
@@ -54,7 +55,7 @@ TEST_CASE("the tasks methods exist only where tasks are offered") {
   CHECK(MethodOf(kTasks, "tasks/result") == McpMethod::kTaskResult);
 }
 
-TEST_CASE("the tools, logging, ping and initialize methods exist in every era") {
+TEST_CASE("the tools, logging, ping and initialize methods exist in every legacy era") {
   for (const WireForm& wire : {WireForm{}, kNoTasks, kTasks}) {
     CHECK(MethodOf(wire, "initialize") == McpMethod::kInitialize);
     CHECK(MethodOf(wire, "ping") == McpMethod::kPing);
@@ -129,6 +130,99 @@ TEST_CASE("tools/list shows execution.taskSupport only where tasks are offered")
 TEST_CASE("a tasks/list result is written as it is in every era with tasks") {
   const ListTasksResult page{{Json{{"taskId", "t"}}}, 3};
   CHECK(ToWire(kTasks, page) == Json(page));
+}
+
+const WireForm kModern = ModernWireForm();
+const Implementation kKeel{"keel", "", "1.2.3"};
+
+TEST_CASE("a modern request's era is 2026-07-28 without tasks", "[ERA-1]") {
+  CHECK(kModern == WireForm{McpEra::kMcp20260728, "2026-07-28", false});
+  CHECK(IsModern(kModern));
+  CHECK_FALSE(IsModern(kTasks));
+}
+
+TEST_CASE("the modern era has server/discover, tools/list and tools/call and nothing removed",
+          "[ERA-3]") {
+  CHECK(MethodOf(kModern, "server/discover") == McpMethod::kDiscover);
+  CHECK(MethodOf(kModern, "tools/list") == McpMethod::kListTools);
+  CHECK(MethodOf(kModern, "tools/call") == McpMethod::kCallTool);
+  for (const char* removed :
+       {"initialize", "ping", "logging/setLevel", "tasks/result", "tasks/list", "tasks/get",
+        "tasks/cancel", "resources/subscribe", "resources/unsubscribe"}) {
+    CHECK_FALSE(MethodOf(kModern, removed));
+  }
+}
+
+TEST_CASE("params.task of a modern tools/call is dropped unread", "[ERA-1]") {
+  const auto decoded =
+      DecodeRequest(kModern, McpMethod::kCallTool, {{"name", "sleep"}, {"task", {{"ttl", 5}}}});
+  CHECK_FALSE(As<CallToolRequest>(decoded).task);
+}
+
+TEST_CASE("a modern result gets resultType complete and the server in _meta, keeping its own",
+          "[ERA-4]") {
+  const Json finished = FinishResult(
+      kModern, Json{{"content", Json::array()}, {"_meta", {{"dev.keel/x", 1}}}}, kKeel);
+  CHECK(finished["resultType"] == "complete");
+  CHECK(finished["_meta"]["dev.keel/x"] == 1);
+  CHECK(finished["_meta"][std::string(kMetaServerInfo)] ==
+        Json{{"name", "keel"}, {"version", "1.2.3"}});
+  CHECK_FALSE(finished.contains("serverInfo"));
+  CHECK(FinishResult(kModern, Json::object(), kKeel)["resultType"] == "complete");
+  // One that says what it is keeps it (input_required, task).
+  CHECK(FinishResult(kModern, Json{{"resultType", "task"}}, kKeel)["resultType"] == "task");
+}
+
+TEST_CASE("a legacy result goes out exactly as the handler made it", "[ERA-4]") {
+  const Json result = {{"content", Json::array()}};
+  CHECK(FinishResult(kTasks, result, kKeel) == result);
+  CHECK(FinishResult(WireForm{}, result, kKeel) == result);
+}
+
+TEST_CASE("tools/list carries the caching hints and no task support in the modern era only",
+          "[ERA-4]") {
+  ListToolsResult page{{Sleep()}, std::nullopt, CacheHints{60000, "private"}};
+  const Json modern = ToWire(kModern, page);
+  CHECK(modern["ttlMs"] == 60000);
+  CHECK(modern["cacheScope"] == "private");
+  CHECK_FALSE(modern["tools"][0].contains("execution"));
+  const Json legacy = ToWire(kTasks, page);
+  CHECK_FALSE(legacy.contains("ttlMs"));
+  CHECK_FALSE(legacy.contains("cacheScope"));
+  CHECK(legacy["tools"][0].contains("execution"));
+}
+
+TEST_CASE("server/discover lists every version keel speaks, no tasks, and the caching hints",
+          "[ERA-2]") {
+  const Json discovered = FinishResult(
+      kModern, ToWire(kModern, DiscoverResultFor(kModern, "hi", CacheHints{5, "public"})), kKeel);
+  CHECK(discovered["supportedVersions"] == Json{"2026-07-28", "2025-11-25", "2025-06-18"});
+  CHECK(discovered["capabilities"] ==
+        Json{{"tools", {{"listChanged", false}}}, {"logging", Json::object()}});
+  CHECK(discovered["instructions"] == "hi");
+  CHECK(discovered["ttlMs"] == 5);
+  CHECK(discovered["cacheScope"] == "public");
+  CHECK(discovered["resultType"] == "complete");
+  CHECK(discovered["_meta"][std::string(kMetaServerInfo)]["name"] == "keel");
+  CHECK_FALSE(discovered.contains("serverInfo"));
+}
+
+TEST_CASE("a modern response line says what FinishResult says, whatever the result holds",
+          "[ERA-4]") {
+  const ResultStamp stamp(kKeel);
+  for (const Json& result : {Json{{"content", Json::array()}, {"isError", false}}, Json::object(),
+                             Json{{"_meta", {{"dev.keel/x", 1}}}, {"content", Json::array()}},
+                             Json{{"resultType", "task"}}, Json(7)}) {
+    const Json line = Json::parse(EncodeResultAs(kModern, Json(3), result, stamp));
+    CHECK(line == Json::parse(EncodeResult(Json(3), FinishResult(kModern, result, kKeel))));
+    CHECK(line["id"] == 3);
+  }
+}
+
+TEST_CASE("a legacy response line is the plain encoding", "[ERA-4]") {
+  const ResultStamp stamp(kKeel);
+  const Json result = {{"content", Json::array()}};
+  CHECK(EncodeResultAs(kTasks, Json("a"), result, stamp) == EncodeResult(Json("a"), result));
 }
 
 }  // namespace keel::mcp_era_test

@@ -96,6 +96,29 @@ TEST_CASE(
   CHECK(refused["parent_span_id"] == failed_end["span_id"]);
 }
 
+TEST_CASE("a modern request's traceparent parents its call's span, traced as 2026-07-28",
+          "[trace][OBS-1][ERA-1]") {
+  TempDir dir;
+  std::string error;
+  auto trace = TraceLog::Open(dir.File("t.jsonl"), Json{{"service.name", "keel"}}, &error);
+  REQUIRE(trace != nullptr);
+  SessionOptions options;
+  options.trace = trace.get();
+  SessionHarness h(0, options);  // no initialize: the request is modern
+  h.Send(h.Call(7, "echo", {{"text", "hi"}},
+                {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                 {"io.modelcontextprotocol/clientCapabilities", Json::object()},
+                 {"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}));
+  REQUIRE(h.sink().ForId(7).size() == 1);
+  const std::vector<Json> records = ReadTrace(dir.File("t.jsonl"));
+  REQUIRE_FALSE(records.empty());
+  const Json& start = records[0];
+  CHECK(start["event"] == "tool.call.start");
+  CHECK(start["trace_id"] == "4bf92f3577b34da6a3ce929d0e0e4736");
+  CHECK(start["parent_span_id"] == "00f067aa0ba902b7");
+  CHECK(start["attributes"]["mcp.protocol.version"] == "2026-07-28");
+}
+
 TEST_CASE(
     "a cancelled call traces cancel.received and ends cancelled, arguments only with "
     "trace_arguments",

@@ -17,9 +17,12 @@ TEST_CASE("ping is answered before initialize") {
 TEST_CASE("known methods before initialize get -32600 and unknown ones -32601") {
   SessionHarness h;
   h.Send(R"({"jsonrpc":"2.0","id":1,"method":"tools/list"})");
-  h.Send(R"({"jsonrpc":"2.0","id":2,"method":"server/discover"})");
+  h.Send(R"({"jsonrpc":"2.0","id":2,"method":"foo/bar"})");
+  // server/discover is modern whatever came before: without its envelope it is -32602.
+  h.Send(R"({"jsonrpc":"2.0","id":3,"method":"server/discover"})");
   CHECK(h.sink().ForId(1)[0]["error"]["code"] == -32600);
   CHECK(h.sink().ForId(2)[0]["error"]["code"] == -32601);
+  CHECK(h.sink().ForId(3)[0]["error"]["code"] == -32602);
 }
 
 TEST_CASE("initialize echoes a supported version and offers the latest otherwise") {
@@ -191,6 +194,38 @@ TEST_CASE("a call cancelled before it reached a worker never runs and frees its 
   CHECK(h.session().coordinator().draining() == 0);
   CHECK(h.session().coordinator().stats().never_started == 1);
   CHECK(h.session().coordinator().stats().late_results_dropped == 0);
+}
+
+Json ModernMeta() {
+  return Json{{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+              {"io.modelcontextprotocol/clientCapabilities", Json::object()}};
+}
+
+TEST_CASE("a modern request is served without initialize and opens no session", "[ERA-1]") {
+  SessionHarness h;
+  h.Send(h.Call(1, "echo", {{"text", "a"}}, ModernMeta()));
+  REQUIRE(h.sink().ForId(1).size() == 1);
+  const Json result = h.sink().ForId(1)[0]["result"];
+  CHECK(result["resultType"] == "complete");
+  CHECK(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "keel");
+  CHECK_FALSE(h.session().initialized());
+  // A legacy request still needs initialize.
+  h.Send(h.Call(2, "echo", {{"text", "b"}}));
+  CHECK(h.sink().ForId(2)[0]["error"]["code"] == -32600);
+}
+
+TEST_CASE("a modern call's busy refusal is a modern result", "[ERA-4]") {
+  SessionOptions options;
+  options.max_inflight = 1;
+  SessionHarness h(1, options);
+  h.Send(h.Call(1, "latch_wait", {{"name", "busy"}}, ModernMeta()));
+  h.Send(h.Call(2, "echo", {{"text", "x"}}, ModernMeta()));
+  const Json busy = h.sink().ForId(2)[0]["result"];
+  CHECK(busy["structuredContent"]["error"]["type"] == "server_busy");
+  CHECK(busy["resultType"] == "complete");
+  h.Send(h.Call(3, "latch_release", {{"name", "busy"}}, ModernMeta()));
+  REQUIRE(h.WaitFor(1));
+  CHECK(h.sink().ForId(1)[0]["result"]["resultType"] == "complete");
 }
 
 }  // namespace

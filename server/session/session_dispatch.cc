@@ -1,0 +1,165 @@
+// The Session's request dispatch: which era a request speaks (the connection's legacy one,
+// or its own modern envelope), the method looked up in that era, the params decoded once
+// into a typed request, and the handlers of the methods answered on the loop. Every answer
+// goes out as the request's era writes it (EncodeResultAs, protocol/mcp_era.h).
+#include <algorithm>
+#include <string>
+#include <variant>
+
+#include "protocol/mcp_envelope.h"
+#include "server/session/session.h"
+
+namespace keel {
+namespace {
+
+// What initialize and server/discover tell the model about keel (instructions): the
+// first part in every era, the durable tasks (params.task) only in a legacy one.
+constexpr std::string_view kInstructions =
+    "Tool failures come back as results with isError and, where keel knows more, "
+    "structuredContent.error.type (invalid_arguments, server_busy, timeout) to act on. "
+    "A call that reports no progress for the idle timeout, or runs past the maximum "
+    "timeout, ends with a timeout result. A call cancelled with notifications/cancelled "
+    "is never answered. Mutating tools take an idempotency key (an idempotencyKey "
+    "argument or _meta[\"dev.keel/idempotency-key\"]): retry with the same key and "
+    "arguments and the mutation runs once; ledger_lookup tells what happened to a key.";
+constexpr std::string_view kLegacyTaskInstructions =
+    " Tools marked execution.taskSupport optional or required can run as durable tasks "
+    "(params.task): poll tasks/get, fetch tasks/result, stop them with tasks/cancel; a "
+    "task outlives the connection and a restart of keel.";
+
+// std::visit over a set of lambdas.
+template <typename... Handlers>
+struct Overloaded : Handlers... {
+  using Handlers::operator()...;
+};
+template <typename... Handlers>
+Overloaded(Handlers...) -> Overloaded<Handlers...>;
+
+std::string InstructionsFor(const WireForm& wire) {
+  std::string instructions(kInstructions);
+  if (!IsModern(wire)) instructions += kLegacyTaskInstructions;
+  return instructions;
+}
+
+}  // namespace
+
+void Session::HandleRequest(Message& message, ExchangeId exchange) {
+  const Json& id = message.id;
+  // First, whatever the method or era (ping, methods answered at once, unknown ones
+  // included): a second answer for an id the client still waits on would be taken for the
+  // first one's.
+  if (IdInUse(id)) return ReplyError(id, IdInFlight(id));
+  // A modern request is served by its own envelope, whatever this connection negotiated;
+  // server/discover is always modern (its probe must not meet the legacy lifecycle).
+  if (message.method == "server/discover" || HasModernEnvelope(message.params)) {
+    return HandleModernRequest(message, exchange);
+  }
+  const std::optional<McpMethod> method = MethodOf(wire_, message.method);
+  if (!method) return ReplyError(id, MethodNotFound(message.method));
+  if (*method == McpMethod::kPing)
+    return Reply(RequestContext{id, exchange, wire_}, Json::object());
+  if (*method == McpMethod::kInitialize) {
+    if (initialized_) return ReplyError(id, AlreadyInitialized());
+  } else if (!initialized_) {
+    return ReplyError(id, NotInitialized());
+  }
+  DecodeAndServe(RequestContext{id, exchange, wire_}, *method, std::move(message.params));
+}
+
+void Session::HandleModernRequest(Message& message, ExchangeId exchange) {
+  const Json& id = message.id;
+  const Decoded<ModernEnvelope> envelope = DecodeModernEnvelope(message.params);
+  if (!envelope.ok()) return ReplyError(id, envelope.error());
+  const WireForm wire = ModernWireForm();
+  const std::optional<McpMethod> method = MethodOf(wire, message.method);
+  if (!method) return ReplyError(id, MethodNotFound(message.method));
+  // No method keel serves needs a client capability yet (-32021 comes with MRTR).
+  DecodeAndServe(RequestContext{id, exchange, wire, envelope.value().log_level}, *method,
+                 std::move(message.params));
+}
+
+void Session::DecodeAndServe(const RequestContext& request, McpMethod method, Json params) {
+  Tool* tool = nullptr;
+  Decoded<McpRequest> decoded =
+      DecodeRequest(request.wire, method, std::move(params), [&](const std::string& name) {
+        tool = tools_.Find(name);
+        return tool != nullptr;
+      });
+  if (!decoded.ok()) return ReplyError(request.id, decoded.error());
+  Serve(request, decoded.value(), tool);
+}
+
+void Session::Serve(const RequestContext& request, McpRequest& decoded, Tool* tool) {
+  const Json& id = request.id;
+  const ExchangeId exchange = request.exchange;
+  std::visit(Overloaded{
+                 [&](InitializeRequest& initialize) { Initialize(id, initialize); },
+                 [&](PingRequest&) { Reply(request, Json::object()); },
+                 [&](DiscoverRequest&) { Discover(request); },
+                 [&](ListToolsRequest& list) { ListTools(request, list); },
+                 [&](CallToolRequest& call) { CallTool(request, *tool, std::move(call)); },
+                 [&](SetLevelRequest& set_level) {
+                   client_log_.SetLevel(set_level.level);
+                   Reply(request, Json::object());
+                 },
+                 // tasks/* exist only in an era with tasks, so only with a task store.
+                 [&](GetTaskRequest& get) { tasks_->Get(id, exchange, get); },
+                 [&](TaskResultRequest& result) { tasks_->Result(id, exchange, result); },
+                 [&](ListTasksRequest& list) { tasks_->List(id, exchange, list, request.wire); },
+                 [&](CancelTaskRequest& cancel) { tasks_->Cancel(id, exchange, cancel); },
+             },
+             decoded);
+}
+
+void Session::Initialize(const Json& id, const InitializeRequest& request) {
+  initialized_ = true;
+  wire_ = NegotiateWireForm(request.protocol_version, tasks_ != nullptr);
+  Reply(RequestContext{id, kNoExchange, wire_},
+        ToWire(wire_, InitializeResultFor(wire_, stamp_.server_info(), InstructionsFor(wire_))));
+}
+
+void Session::Discover(const RequestContext& request) {
+  Reply(request, ToWire(request.wire, DiscoverResultFor(request.wire, InstructionsFor(request.wire),
+                                                        options_.cache)));
+}
+
+void Session::ListTools(const RequestContext& request, const ListToolsRequest& list) {
+  const auto& all = tools_.tools();
+  if (list.offset > all.size()) return ReplyError(request.id, InvalidToolsCursor());
+  const size_t end = std::min(all.size(), list.offset + options_.page_size);
+  ListToolsResult result;
+  result.tools.reserve(end - list.offset);
+  for (size_t i = list.offset; i < end; ++i) {
+    result.tools.push_back(ToolRegistry::Describe(all[i]->spec()));
+  }
+  if (end < all.size()) result.next_offset = end;
+  result.cache = options_.cache;
+  Reply(request, ToWire(request.wire, std::move(result)));
+}
+
+void Session::CallTool(const RequestContext& request, Tool& tool, CallToolRequest call) {
+  // MCP 2025-11-25 tasks: execution.taskSupport decides (-32601 when it forbids). Without
+  // tasks in the era, call.task is always empty and no tool requires one.
+  const TaskSupport support = tool.spec().task_support;
+  if (call.task) {
+    if (support == TaskSupport::kForbidden) {
+      return ReplyError(request.id, TaskForbidden(tool.spec().name));
+    }
+    return CreateTask(request, tool, std::move(call));
+  }
+  if (request.wire.tasks && support == TaskSupport::kRequired) {
+    return ReplyError(request.id, TaskRequired(tool.spec().name));
+  }
+  AdmitCall(request, tool, std::move(call.arguments), std::move(call.meta),
+            std::move(call.progress_token));
+}
+
+void Session::Reply(const RequestContext& request, const Json& result) {
+  sink_.SendResponse(EncodeResultAs(request.wire, request.id, result, stamp_));
+}
+
+void Session::ReplyError(const Json& id, const RpcError& error) {
+  sink_.SendResponse(EncodeRpcError(id, error));
+}
+
+}  // namespace keel
