@@ -111,13 +111,16 @@ test('stdout closed with a call running: the call is cancelled, and keel says so
   await k.initialize();
   // A tool that ignores its token is still running when keel exits, whatever the timing.
   k.send({ id: 50, method: 'tools/call', params: { name: 'latch_wait', arguments: { name: 'never', ignore_cancel: true } } });
-  assert.deepEqual((await k.request('ping', {})).result, {});  // the call is in flight by now
+  assert.deepEqual((await k.request('ping', {})).result, {});  // the call is admitted by now
   k.child.stdout.destroy();
   k.send({ id: 51, method: 'ping' });  // keel finds stdout closed when it writes the answer
   const exit = await withTimeout(k.exited, 'keel to exit once stdout is closed', ANSWER_MS);
   assert.equal(exit.code, 0);
   assert.match(k.stderr, /exchange closed: cancelled 1 request\(s\)/);
-  // keel does not wait for the hold check: it exits at once, saying what still runs.
+  // keel does not wait for the hold check: it exits at once, saying what still runs. On a
+  // loaded machine the call may still be queued when stdout closes: then it never starts.
   assert.doesNotMatch(k.stderr, /did not stop after cancellation/);
-  assert.match(k.stderr, /1 job\(s\) still running when the client closed stdout \(cancelled, not stopped yet\)/);
+  if (!/1 call\(s\) settled before starting/.test(k.stderr)) {
+    assert.match(k.stderr, /1 job\(s\) still running when the client closed stdout \(cancelled, not stopped yet\)/);
+  }
 });
