@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "protocol/hex.h"
+
 namespace sha256_test {
 
 using keel::Sha256Hex;
@@ -47,13 +49,8 @@ TEST_CASE("SHA-256 hashes every byte value, NUL included", "[ledger][IDEM-2]") {
 namespace sha256_test {
 
 std::string Hex(const keel::Sha256Digest& digest) {
-  static const char* kDigits = "0123456789abcdef";
-  std::string out;
-  for (uint8_t byte : digest) {
-    out += kDigits[byte >> 4];
-    out += kDigits[byte & 15];
-  }
-  return out;
+  return keel::HexEncode(
+      std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
 }
 
 TEST_CASE("HMAC-SHA-256 matches RFC 4231, a key longer than a block included", "[ledger][MRTR-1]") {
