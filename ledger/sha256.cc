@@ -107,4 +107,25 @@ std::string Sha256Hex(std::string_view data) {
   return hex;
 }
 
+Sha256Digest HmacSha256(std::string_view key, std::string_view message) {
+  constexpr size_t kBlock = 64;
+  std::string block_key(kBlock, '\0');
+  if (key.size() > kBlock) {
+    const Sha256Digest hashed = Sha256(key);
+    std::memcpy(block_key.data(), hashed.data(), hashed.size());
+  } else {
+    std::memcpy(block_key.data(), key.data(), key.size());
+  }
+  std::string inner(kBlock, '\0');
+  std::string outer(kBlock, '\0');
+  for (size_t i = 0; i < kBlock; ++i) {
+    inner[i] = static_cast<char>(block_key[i] ^ 0x36);
+    outer[i] = static_cast<char>(block_key[i] ^ 0x5c);
+  }
+  inner.append(message);
+  const Sha256Digest inner_hash = Sha256(inner);
+  outer.append(reinterpret_cast<const char*>(inner_hash.data()), inner_hash.size());
+  return Sha256(outer);
+}
+
 }  // namespace keel

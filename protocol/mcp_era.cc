@@ -59,9 +59,14 @@ Decoded<McpRequest> Widen(Decoded<T> decoded) {
 }
 
 Decoded<McpRequest> DecodeCallTool(const WireForm& wire, Json params, const KnownTool& known_tool) {
+  if (!IsModern(wire) && params.is_object()) {  // unread, as before 2026-07-28
+    params.erase("inputResponses");
+    params.erase("requestState");
+  }
   Decoded<CallToolRequest> decoded = DecodeCallToolRequest(std::move(params), known_tool);
   // Rule 2: without tasks, params.task is not part of the request.
   if (decoded.ok() && !wire.tasks) decoded.value().task.reset();
+
   return Widen(std::move(decoded));
 }
 

@@ -17,10 +17,11 @@
 // The modern era, 2026-07-28 (ModernWireForm; reference/mcp-2026-07-28.md §1-2), is a
 // request's own, never stored: a request whose _meta carries the envelope
 // (mcp_envelope.h) is served by it whatever the connection negotiated.
-//  4. Methods: server/discover, tools/list and tools/call. initialize, ping,
-//     logging/setLevel and tasks/* answer -32601 (the method is looked up before params
-//     are read). The tasks extension (io.modelcontextprotocol/tasks) is not offered yet,
-//     so params.task is dropped unread and no tool lists execution.taskSupport.
+//  4. Methods: server/discover, tools/list and tools/call (with inputResponses and
+//     requestState: multi round-trip requests; a legacy era leaves both unread).
+//     initialize, ping, logging/setLevel and tasks/* answer -32601 (the method is looked
+//     up before params are read). The tasks extension (io.modelcontextprotocol/tasks) is not
+//     offered yet, so params.task is dropped unread and no tool lists execution.taskSupport.
 //  5. Results (FinishResult): resultType "complete" on every result and the server's
 //     Implementation in _meta["io.modelcontextprotocol/serverInfo"]; tools/list and
 //     server/discover carry ttlMs and cacheScope; capabilities never offer tasks.

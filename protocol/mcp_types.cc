@@ -101,6 +101,15 @@ Decoded<CallToolRequest> DecodeCallToolRequest(Json params, const KnownTool& kno
   if (const auto task = params.find("task"); task != params.end() && !task->is_null()) {
     request.task = std::move(*task);
   }
+  if (const auto answers = params.find("inputResponses");
+      answers != params.end() && !answers->is_null()) {
+    if (!answers->is_object()) return InvalidParams("inputResponses must be an object");
+    request.input_responses = std::move(*answers);
+  }
+  if (const auto state = params.find("requestState"); state != params.end()) {
+    if (!state->is_string()) return InvalidParams("requestState must be a string");
+    request.request_state = std::move(state->get_ref<std::string&>());
+  }
   return request;
 }
 
@@ -186,6 +195,8 @@ void to_json(Json& json, const CallToolRequest& request) {
   json = {{"name", request.name}, {"arguments", request.arguments}};
   if (!request.meta.is_null()) json["_meta"] = request.meta;
   if (request.task) json["task"] = *request.task;
+  if (!request.input_responses.is_null()) json["inputResponses"] = request.input_responses;
+  if (request.request_state) json["requestState"] = *request.request_state;
 }
 
 void to_json(Json& json, const SetLevelRequest& request) {

@@ -69,6 +69,11 @@ struct CallToolRequest {
   // params.task, present and not null; its shape is checked by DecodeTaskMetadata once the
   // tool is known to take tasks. Always empty in an era without tasks (mcp_era.h).
   std::optional<Json> task;
+  // MCP 2026-07-28 multi round-trip requests: the answers to what an InputRequiredResult
+  // asked (params.inputResponses: an object, or null when absent) and the state it handed
+  // out (params.requestState). Always empty in a legacy era (mcp_era.h).
+  Json input_responses;
+  std::optional<std::string> request_state;
   bool operator==(const CallToolRequest&) const = default;
 };
 

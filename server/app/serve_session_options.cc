@@ -4,8 +4,11 @@
 
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 #include "ledger/kill_switch.h"
 #include "server/app/process_identity.h"
+#include "server/durable/state_keys.h"
 #include "server/session/client_log.h"
 
 namespace keel {
@@ -29,6 +32,13 @@ SessionOptions SessionOptionsFor(const CliOptions& flags, const std::string& own
   session_options.tasks.page_size = flags.page_size;
   session_options.tasks.owner = owner;
   session_options.tasks.pid = getpid();
+  try {
+    session_options.state_keys = LoadStateKeys(ledger->Db(), WallClockMs(), kStateKeyRotationMs);
+  } catch (const SqliteError& e) {
+    // States then open only in this process: a retry after a restart is asked again.
+    spdlog::warn("request-state keys not stored in the database ({}); using this run's own",
+                 e.what());
+  }
   session_options.writes_blocked = [ledger = std::move(ledger)] {
     return WritesBlocked(ledger->Db());
   };

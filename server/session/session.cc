@@ -4,6 +4,7 @@
 
 #include "protocol/error_codes.h"
 #include "server/catalog/effective_policy.h"
+#include "server/durable/state_keys.h"
 #include "server/transport/inbound.h"
 
 namespace keel {
@@ -22,7 +23,9 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
       client_log_(sink, loop.clock()),
       policy_(std::make_shared<const Policy>(BuiltinPolicyWithTimeouts(
           ToMillis(options_.call_limits.idle), ToMillis(options_.call_limits.max)))),
-      stamp_(Implementation{"keel", "keel reliable MCP server", options_.server_version}) {
+      stamp_(Implementation{"keel", "keel reliable MCP server", options_.server_version}),
+      wall_clock_ms_(wall_clock_ms ? std::move(wall_clock_ms) : WallClockMs) {
+  if (options_.state_keys.current.empty()) options_.state_keys = EphemeralStateKeys();
   if (options_.client_log_level) client_log_.SetLevel(*options_.client_log_level);
   coordinator_.set_on_idle([this] {
     if (shutting_down_) FinishShutdown();
@@ -45,9 +48,8 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
         });
   }
   if (task_store != nullptr) {
-    if (!wall_clock_ms) wall_clock_ms = WallClockMs;
-    tasks_ = std::make_unique<TaskManager>(loop_, sink_, *task_store, options_.tasks,
-                                           std::move(wall_clock_ms));
+    tasks_ =
+        std::make_unique<TaskManager>(loop_, sink_, *task_store, options_.tasks, wall_clock_ms_);
     tasks_->set_start([this](const TaskRecord& task, Json progress_token) {
       return StartTaskWork(task, std::move(progress_token));
     });

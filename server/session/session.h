@@ -49,6 +49,7 @@
 #include "server/call/call_tracer.h"
 #include "server/call/request_coordinator.h"
 #include "server/catalog/tool_registry.h"
+#include "server/input/request_state.h"
 #include "server/policy/policy.h"
 #include "server/runtime/clock.h"
 #include "server/runtime/event_loop.h"
@@ -76,6 +77,9 @@ struct SessionOptions {
   // The caching hints of server/discover and tools/list for modern requests (MCP
   // 2026-07-28): the tool list changes only when keel restarts with another catalog.
   CacheHints cache{300000, "public"};
+  // The keys that seal multi round-trip request states (server/durable/state_keys.h). Empty:
+  // random keys for this session only.
+  StateKeys state_keys;
   // OPS-1 for every tool (--shadow): retry decisions are recorded, not applied.
   bool shadow = false;
   // 64 random bits for backoff jitter; called on worker threads, so it must be thread-safe.
@@ -147,6 +151,8 @@ class Session {
     // A modern request's io.modelcontextprotocol/logLevel; nullopt: no log messages for it.
     // Unused for a legacy request (the session's level, logging/setLevel, applies).
     std::optional<LoggingLevel> log_level;
+    // A modern request's clientCapabilities (null for {}); null for a legacy request.
+    const Json* client_capabilities = nullptr;
   };
 
   // session_dispatch.cc: the era, the method, the typed request, the handler.
@@ -160,6 +166,11 @@ class Session {
   void Discover(const RequestContext& request);
   void ListTools(const RequestContext& request, const ListToolsRequest& list);
   void CallTool(const RequestContext& request, Tool& tool, CallToolRequest call);
+  // session_input.cc: a modern call of a tool that needs an approval, without one, from a
+  // client that can be asked (server/input/approval_input.h). False when the call was
+  // answered here; true when it goes on, approved (call.arguments has its approval_id).
+  bool ApproveByElicitation(const RequestContext& request, const ToolSpec& spec,
+                            CallToolRequest& call);
 
   void HandleNotification(const Message& message);
   // notifications/cancelled for `request_id` (a tools/call or a task request of ours).
@@ -215,6 +226,7 @@ class Session {
   PolicyHandle policy_;
   // Who keel is (initialize), and what every modern result adds (encoded once).
   ResultStamp stamp_;
+  std::function<int64_t()> wall_clock_ms_;  // request state expiry, task times
   WireForm wire_;  // the era initialize negotiated (before it: the unnegotiated one)
   // Calls accepted in this loop iteration and not yet handed to the pool. They go together
   // before the loop waits, so the calls of one read of stdin wake each worker once, not once

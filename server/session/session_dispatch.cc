@@ -74,8 +74,9 @@ void Session::HandleModernRequest(Message& message, ExchangeId exchange) {
   const std::optional<McpMethod> method = MethodOf(wire, message.method);
   if (!method) return ReplyError(id, MethodNotFound(message.method));
   // No method keel serves needs a client capability yet (-32021 comes with MRTR).
-  DecodeAndServe(RequestContext{id, exchange, wire, envelope.value().log_level}, *method,
-                 std::move(message.params));
+  const Json& capabilities = envelope.value().client_capabilities;
+  DecodeAndServe(RequestContext{id, exchange, wire, envelope.value().log_level, &capabilities},
+                 *method, std::move(message.params));
 }
 
 void Session::DecodeAndServe(const RequestContext& request, McpMethod method, Json params) {
@@ -138,6 +139,7 @@ void Session::ListTools(const RequestContext& request, const ListToolsRequest& l
 }
 
 void Session::CallTool(const RequestContext& request, Tool& tool, CallToolRequest call) {
+  if (!ApproveByElicitation(request, tool.spec(), call)) return;
   // MCP 2025-11-25 tasks: execution.taskSupport decides (-32601 when it forbids). Without
   // tasks in the era, call.task is always empty and no tool requires one.
   const TaskSupport support = tool.spec().task_support;

@@ -13,6 +13,7 @@
 // strips wire-only fields (resultType, execution) from what it returns, so those are
 // checked on the raw lines.
 import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
 import { LOG_LEVEL_META_KEY, ProtocolError, SdkError } from '@modelcontextprotocol/client';
 import { MODERN, sdk2KeelTest } from './sdk2_keel.mjs';
 
@@ -22,6 +23,8 @@ const CLIENT_INFO_KEY = 'io.modelcontextprotocol/clientInfo';
 const SERVER_INFO_KEY = 'io.modelcontextprotocol/serverInfo';
 const PIN = { pin: MODERN };
 const reqOpts = { timeout: 5000 };
+// keel runs in a temporary directory: the catalog path must be absolute.
+const APPROVAL_CATALOG = fileURLToPath(new URL('../../conformance/fixtures/approval_catalog.json', import.meta.url));
 
 const isResponse = (m) => 'id' in m && ('result' in m || 'error' in m);
 const responseTo = (k, id) => k.seen.find((m) => isResponse(m) && m.id === id);
@@ -329,4 +332,167 @@ sdk2KeelTest('a legacy v2 client (default mode) still works: initialize 2025-11-
   assert.equal(raw.result.resultType, undefined, `legacy result with resultType: ${JSON.stringify(raw)}`);
   assert.equal(raw.result._meta?.[SERVER_INFO_KEY], undefined, `legacy result with serverInfo: ${JSON.stringify(raw)}`);
   assert.deepEqual(await client.ping(reqOpts), {});
+});
+
+// Multi round-trip requests (MCP 2026-07-28). The v2 client fulfils an input_required result
+// by itself: it dispatches each embedded inputRequests entry to the handler registered with
+// setRequestHandler (elicitation/create here; the handler's ctx.mcpReq.id is the entry's key),
+// then retries the same request on a fresh JSON-RPC id with the original params plus
+// inputResponses (the handler's bare ElicitResult per key) and the requestState echoed byte
+// for byte, until a complete result (inputRequired.maxRounds, default 10); callTool resolves
+// with that final result. The elicitation capability comes from the Client options and is
+// what the per-request envelope declares; setRequestHandler refuses an elicitation handler
+// without it.
+const CHARGE = { name: 'charge_account', arguments: { account: 'a1', cents: 500, idempotencyKey: 'k1' } };
+const ELICITING = { elicitation: {} };
+
+// A pinned client declaring elicitation whose handler answers with the next of `actions`
+// (each {action, content?}); every request it is handed goes to `asked` with its context id.
+function eliciting(actions) {
+  const asked = [];
+  return {
+    asked,
+    options: {
+      mode: PIN,
+      args: ['--catalog', APPROVAL_CATALOG],
+      clientOptions: { capabilities: ELICITING },
+      setup: (client) => client.setRequestHandler('elicitation/create', async (request, ctx) => {
+        asked.push({ params: request.params, key: ctx.mcpReq.id });
+        const answer = actions[asked.length - 1];
+        assert.ok(answer, `elicitation ${asked.length} was not expected: ${JSON.stringify(request.params)}`);
+        return answer;
+      }),
+    },
+  };
+}
+
+// The charge_account requests on the wire, as [first, retry] pairs: the first without
+// inputResponses/requestState, answered input_required; the retry on a new id, with the same
+// name and arguments, the key's answer and the requestState keel gave, answered complete.
+// Returns [{first, asked, retry, answer}] (asked: keel's input_required result; answer: keel's
+// response to the retry).
+function roundTrips(k) {
+  const calls = sentRequests(k, 'tools/call').filter((m) => m.params.name === 'charge_account');
+  assert.equal(calls.length % 2, 0, `not first/retry pairs:\n${dump(k.sent)}`);
+  const trips = [];
+  for (let i = 0; i < calls.length; i += 2) {
+    const [first, retry] = [calls[i], calls[i + 1]];
+    assertEnvelope(first);
+    assertEnvelope(retry);
+    assert.deepEqual(first.params._meta[CLIENT_CAPABILITIES_KEY], ELICITING, JSON.stringify(first));
+    assert.deepEqual(retry.params._meta[CLIENT_CAPABILITIES_KEY], ELICITING, JSON.stringify(retry));
+    assert.equal('inputResponses' in first.params, false, JSON.stringify(first));
+    assert.equal('requestState' in first.params, false, JSON.stringify(first));
+    const asked = responseTo(k, first.id);
+    assert.ok(asked?.result, `no result for the first call id ${first.id}:\n${dump(k.seen)}`);
+    assert.equal(asked.result.resultType, 'input_required', JSON.stringify(asked));
+    assert.equal(asked.result._meta?.[SERVER_INFO_KEY]?.name, 'keel', JSON.stringify(asked));
+    assert.equal('content' in asked.result, false, `input_required with content: ${JSON.stringify(asked)}`);
+    assert.deepEqual(Object.keys(asked.result.inputRequests), ['approval'], JSON.stringify(asked));
+    const request = asked.result.inputRequests.approval;
+    assert.equal(request.method, 'elicitation/create', JSON.stringify(asked));
+    assert.equal(request.params.mode, 'form', JSON.stringify(asked));
+    assert.equal(request.params.requestedSchema?.type, 'object', JSON.stringify(asked));
+    assert.equal(typeof asked.result.requestState, 'string', JSON.stringify(asked));
+    assert.ok(asked.result.requestState.startsWith('v1.'), JSON.stringify(asked));
+
+    assert.notEqual(retry.id, first.id, 'the retry reused the JSON-RPC id');
+    assert.equal(retry.params.name, first.params.name);
+    assert.deepEqual(retry.params.arguments, first.params.arguments);
+    assert.equal(retry.params.requestState, asked.result.requestState, 'requestState not echoed byte for byte');
+    assert.deepEqual(Object.keys(retry.params.inputResponses ?? {}), ['approval'], JSON.stringify(retry));
+    // The retry leaves after keel's input_required answer (the client had to read it first).
+    const answer = responseTo(k, retry.id);
+    assert.ok(answer?.result, `no result for the retry id ${retry.id}:\n${dump(k.seen)}`);
+    assert.equal(answer.result.resultType, 'complete', JSON.stringify(answer));
+    assert.ok(indexOfResponse(k, first.id) < indexOfResponse(k, retry.id), dump(k.seen));
+    trips.push({ first, asked: asked.result, retry, answer: answer.result });
+  }
+  return trips;
+}
+
+{
+  const { asked, options } = eliciting([{ action: 'accept', content: {} }]);
+  sdk2KeelTest('MRTR with a pinned v2 client declaring elicitation: keel answers input_required, the client asks its elicitation/create handler once and retries with inputResponses.approval and the same requestState on a new id, and the charge runs (MRTR-1, MRTR-2)', options, async (k) => {
+    const { client } = k;
+    const result = await client.callTool(CHARGE, reqOpts);
+    // The handler: called once, for the key "approval", with keel's form elicitation.
+    assert.equal(asked.length, 1, JSON.stringify(asked));
+    assert.equal(asked[0].key, 'approval');
+    assert.equal(asked[0].params.mode, 'form');
+    assert.match(asked[0].params.message, /charge_account/);
+    assert.match(asked[0].params.message, /payments/);
+    assert.match(asked[0].params.message, /"cents":500/);
+    // The final result: the charge.
+    assert.notEqual(result.isError, true, JSON.stringify(result));
+    assert.equal(typeof result.structuredContent?.charge_id, 'string', JSON.stringify(result));
+    assert.equal(result.structuredContent.balance_cents, 99500, JSON.stringify(result));
+    assert.equal(result.structuredContent.cents, 500);
+    assert.equal(result._meta?.[SERVER_INFO_KEY]?.name, 'keel');
+    // On the wire: two tools/call (nothing else; the client never writes an elicitation
+    // response of its own), keel's first answer input_required, the retry's complete.
+    assert.deepEqual(k.sent.map((m) => m.method), ['tools/call', 'tools/call'], dump(k.sent));
+    const [trip] = roundTrips(k);
+    assert.deepEqual(trip.asked.inputRequests.approval.params, asked[0].params, 'the handler got another request than keel asked');
+    assert.deepEqual(trip.retry.params.inputResponses.approval, { action: 'accept', content: {} });
+    assert.deepEqual(trip.answer.structuredContent, result.structuredContent);
+    assert.deepEqual(k.errors, []);
+  });
+}
+
+{
+  const declines = [{ action: 'decline' }, { action: 'cancel' }, { action: 'accept', content: {} }];
+  const { asked, options } = eliciting(declines);
+  sdk2KeelTest('MRTR declined or cancelled through the v2 client\'s elicitation handler: the call ends isError approval_declined and nothing runs; a later accepted call charges once, from the untouched balance (MRTR-2)', options, async (k) => {
+    const { client } = k;
+    const declined = await client.callTool(CHARGE, reqOpts);
+    assert.equal(declined.isError, true, JSON.stringify(declined));
+    assert.equal(declined.structuredContent?.error?.type, 'approval_declined', JSON.stringify(declined));
+    assert.match(JSON.stringify(declined.content), /Nothing ran/);
+
+    const cancelled = await client.callTool(CHARGE, reqOpts);
+    assert.equal(cancelled.isError, true, JSON.stringify(cancelled));
+    assert.equal(cancelled.structuredContent?.error?.type, 'approval_declined', JSON.stringify(cancelled));
+    assert.equal(cancelled.structuredContent.error.action, 'cancel', JSON.stringify(cancelled));
+
+    // Neither ran: the accepted charge of 500 leaves 99500 of the starting 100000.
+    const charged = await client.callTool(CHARGE, reqOpts);
+    assert.notEqual(charged.isError, true, JSON.stringify(charged));
+    assert.equal(charged.structuredContent?.balance_cents, 99500, JSON.stringify(charged));
+
+    assert.equal(asked.length, 3, JSON.stringify(asked));
+    for (const a of asked) assert.match(a.params.message, /charge_account/);
+    const trips = roundTrips(k);
+    assert.equal(trips.length, 3, dump(k.sent));
+    assert.deepEqual(trips.map((x) => x.retry.params.inputResponses.approval), declines);
+    // Each round trip was asked with its own requestState.
+    assert.equal(new Set(trips.map((x) => x.asked.requestState)).size, 3, JSON.stringify(trips.map((x) => x.asked.requestState)));
+    assert.deepEqual(trips.map((x) => x.answer.isError === true), [true, true, false]);
+    assert.deepEqual(k.errors, []);
+  });
+}
+
+sdk2KeelTest('MRTR not offered to a pinned v2 client without the elicitation capability: charge_account without approval_id is isError approval_required, nothing asked (no input_required on the wire), nothing charged (MRTR-2, OPS-3)', { mode: PIN, args: ['--catalog', APPROVAL_CATALOG] }, async (k) => {
+  const { client } = k;
+  // The v2 client refuses an elicitation handler it has not declared the capability for.
+  assert.throws(() => client.setRequestHandler('elicitation/create', async () => ({ action: 'accept' })),
+    (err) => err instanceof SdkError && /elicitation capability/.test(err.message));
+
+  const result = await client.callTool(CHARGE, reqOpts);
+  assert.equal(result.isError, true, JSON.stringify(result));
+  assert.equal(result.structuredContent?.error?.type, 'approval_required', JSON.stringify(result));
+  assert.match(JSON.stringify(result.content), /Nothing ran/);
+
+  const [request] = sentRequests(k, 'tools/call');
+  assertEnvelope(request);
+  assert.deepEqual(request.params._meta[CLIENT_CAPABILITIES_KEY], {}, JSON.stringify(request));
+  assertModernResult(lastRawResult(k, 'tools/call'), 'tools/call charge_account');
+  const asking = k.seen.filter((m) => m.result?.resultType === 'input_required');
+  assert.deepEqual(asking, [], `keel asked a client that cannot answer:\n${dump(asking)}`);
+  assert.deepEqual(k.sent.map((m) => m.method), ['tools/call'], dump(k.sent));
+
+  // Nothing ran: an approved charge of 500 (approval_id argument) leaves 99500.
+  const charged = await client.callTool({ ...CHARGE, arguments: { ...CHARGE.arguments, approval_id: 'ap-1' } }, reqOpts);
+  assert.notEqual(charged.isError, true, JSON.stringify(charged));
+  assert.equal(charged.structuredContent?.balance_cents, 99500, JSON.stringify(charged));
 });

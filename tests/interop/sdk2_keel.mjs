@@ -1,23 +1,26 @@
 // keel driven by the official MCP TypeScript SDK v2 client (@modelcontextprotocol/client),
 // for the interop tests. Not a test file itself. The v1 counterpart is sdk_keel.mjs.
 //
-// startSdk2Keel({args, mode, inPlace, clientName, requestTimeoutMs}) starts $KEEL_BINARY
-// (else build/keel) with --test-tools and `args`, in a fresh temporary directory with its
-// own KEEL_DB, and connects with versionNegotiation `mode`:
+// startSdk2Keel({args, mode, inPlace, clientName, requestTimeoutMs, clientOptions, setup})
+// starts $KEEL_BINARY (else build/keel) with --test-tools and `args`, in a fresh temporary
+// directory with its own KEEL_DB, and connects with versionNegotiation `mode`:
 //   undefined (the client's default, legacy: initialize), 'auto' (server/discover probe,
 //   initialize fallback) or {pin: '2026-07-28'} (modern only).
 // On the SDK's own StdioClientTransport the probe of 'auto' and {pin} runs on a disposable
 // sibling keel (same command, cwd and env; its stderr discarded), which the SDK reaps before
 // it starts the session's keel. With inPlace, the transport is a trivial subclass, which the
 // SDK probes on the session itself, so the probe shows in k.sent/k.seen.
+// clientOptions are further Client options (e.g. capabilities: {elicitation: {}}, which the
+// modern envelope then declares); setup(client, k) runs before connect (e.g. to register an
+// elicitation/create handler, which the SDK accepts only for a declared capability).
 // It returns k with:
 //   k.client, k.transport, k.cwd, k.pid, k.stderr (tail of the session keel's stderr),
 //   k.child / k.exit ({code, signal, at} once exited), k.errors (the client's onerror),
 //   k.sent (every message the client wrote to the session keel, from the first one) and
 //   k.seen (every message the session keel wrote, from the first one).
-// sdk2KeelTest(name, {args, mode, inPlace, timeoutMs, clientName}, fn) runs fn(k, t) with its
-// own keel: keel's stderr is appended to any failure, and no keel process or directory
-// outlives it.
+// sdk2KeelTest(name, {args, mode, inPlace, timeoutMs, clientName, clientOptions, setup}, fn)
+// runs fn(k, t) with its own keel: keel's stderr is appended to any failure, and no keel
+// process or directory outlives it.
 import { test } from 'node:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,7 +35,7 @@ export const MODERN = '2026-07-28';
 // The SDK probes in place on any stdio transport that is not exactly its base class.
 class InPlaceStdioClientTransport extends StdioClientTransport {}
 
-export async function startSdk2Keel({ args = [], mode, inPlace = false, clientName = 'keel-interop-v2-test', requestTimeoutMs = 5000 } = {}) {
+export async function startSdk2Keel({ args = [], mode, inPlace = false, clientName = 'keel-interop-v2-test', requestTimeoutMs = 5000, clientOptions, setup } = {}) {
   const cwd = mkdtempSync(join(tmpdir(), 'keel-interop2-'));
   const Transport = inPlace ? InPlaceStdioClientTransport : StdioClientTransport;
   const transport = new Transport({
@@ -63,8 +66,11 @@ export async function startSdk2Keel({ args = [], mode, inPlace = false, clientNa
     set: (h) => { handler = h; },
   });
   const versionNegotiation = mode === undefined ? undefined : { mode };
-  k.client = new Client({ name: clientName, version: '0.0.0' }, versionNegotiation ? { versionNegotiation } : undefined);
+  const options = versionNegotiation || clientOptions
+    ? { ...clientOptions, ...(versionNegotiation && { versionNegotiation }) } : undefined;
+  k.client = new Client({ name: clientName, version: '0.0.0' }, options);
   k.client.onerror = (e) => { k.errors.push(String(e?.message ?? e)); };
+  setup?.(k.client, k);
   try {
     await k.client.connect(transport, { timeout: requestTimeoutMs });
   } catch (err) {
@@ -89,11 +95,11 @@ export async function stopSdk2Keel(k) {
   rmSync(k.cwd, { recursive: true, force: true });
 }
 
-export function sdk2KeelTest(name, { args = [], mode, inPlace, timeoutMs = 15000, clientName } = {}, fn) {
+export function sdk2KeelTest(name, { args = [], mode, inPlace, timeoutMs = 15000, clientName, clientOptions, setup } = {}, fn) {
   test(name, { timeout: timeoutMs }, async (t) => {
     let k = null;
     try {
-      k = await startSdk2Keel({ args, mode, inPlace, clientName });
+      k = await startSdk2Keel({ args, mode, inPlace, clientName, clientOptions, setup });
       await fn(k, t);
     } catch (err) {
       if (k?.stderr.trim() && err instanceof Error) err.message += `\n--- keel stderr (tail) ---\n${k.stderr}`;

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "protocol/hex.h"
+
 namespace sha256_test {
 
 using keel::Sha256Hex;
@@ -40,6 +42,28 @@ TEST_CASE("SHA-256 hashes every byte value, NUL included", "[ledger][IDEM-2]") {
     for (int b = 0; b < 256; ++b) bytes += static_cast<char>(b);
   }
   CHECK(Sha256Hex(bytes) == "f3a25aa93aa2fbba28d79260535bbd6a5eb0fc1c24a8b0f04e12b484c1dfe363");
+}
+
+}  // namespace sha256_test
+
+namespace sha256_test {
+
+std::string Hex(const keel::Sha256Digest& digest) {
+  return keel::HexEncode(
+      std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
+}
+
+TEST_CASE("HMAC-SHA-256 matches RFC 4231, a key longer than a block included", "[ledger][MRTR-1]") {
+  CHECK(Hex(keel::HmacSha256(std::string(20, '\x0b'), "Hi There")) ==
+        "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7");
+  CHECK(Hex(keel::HmacSha256("Jefe", "what do ya want for nothing?")) ==
+        "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+  CHECK(Hex(keel::HmacSha256(std::string(131, '\xaa'),
+                             "Test Using Larger Than Block-Size Key - Hash Key First")) ==
+        "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+  // A key of exactly one block is used as it is (Python's hmac, independently).
+  CHECK(Hex(keel::HmacSha256(std::string(64, 'k'), "")) ==
+        "83026a325aaee70e36cfe607536aa1054104ad1077c36134810d4ccded1ccd3b");
 }
 
 }  // namespace sha256_test

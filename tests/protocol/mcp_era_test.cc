@@ -159,6 +159,15 @@ TEST_CASE("params.task of a modern tools/call is dropped unread", "[ERA-1]") {
   CHECK_FALSE(As<CallToolRequest>(decoded).task);
 }
 
+TEST_CASE("a legacy tools/call leaves inputResponses and requestState unread", "[MRTR-1]") {
+  const Json params = {{"name", "sleep"}, {"inputResponses", "x"}, {"requestState", 7}};
+  const Decoded<McpRequest> decoded = DecodeRequest(kTasks, McpMethod::kCallTool, params);
+  const CallToolRequest& legacy = As<CallToolRequest>(decoded);
+  CHECK(legacy.input_responses.is_null());
+  CHECK_FALSE(legacy.request_state);
+  CHECK_FALSE(DecodeRequest(kModern, McpMethod::kCallTool, params).ok());
+}
+
 TEST_CASE("a modern result gets resultType complete and the server in _meta, keeping its own",
           "[ERA-4]") {
   const Json finished = FinishResult(

@@ -113,6 +113,26 @@ TEST_CASE("tools/call checks the name, then the tool, then the arguments, then _
   CHECK(DecodeCallToolRequest({{"name", "nope"}}, nullptr).ok());
 }
 
+TEST_CASE("tools/call keeps inputResponses and requestState, and refuses them mistyped",
+          "[MRTR-1]") {
+  const auto decoded = DecodeCallToolRequest({{"name", "echo"},
+                                              {"inputResponses", {{"a", {{"action", "accept"}}}}},
+                                              {"requestState", "s"}},
+                                             kOnlyEcho);
+  REQUIRE(decoded.ok());
+  CHECK(decoded.value().input_responses == Json{{"a", {{"action", "accept"}}}});
+  CHECK(decoded.value().request_state == "s");
+  const auto none =
+      DecodeCallToolRequest({{"name", "echo"}, {"inputResponses", nullptr}}, kOnlyEcho);
+  REQUIRE(none.ok());
+  CHECK(none.value().input_responses.is_null());
+  CHECK_FALSE(none.value().request_state);
+  CHECK(ErrorOf(DecodeCallToolRequest({{"name", "echo"}, {"inputResponses", 12345}}, kOnlyEcho)) ==
+        Params("Invalid params: inputResponses must be an object"));
+  CHECK(ErrorOf(DecodeCallToolRequest({{"name", "echo"}, {"requestState", 7}}, kOnlyEcho)) ==
+        Params("Invalid params: requestState must be a string"));
+}
+
 TEST_CASE("an unknown tool's name is quoted at most 80 bytes long") {
   const std::string name(100, 'n');
   CHECK(ErrorOf(DecodeCallToolRequest({{"name", name}}, kOnlyEcho)).message ==
