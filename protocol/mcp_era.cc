@@ -66,7 +66,6 @@ Decoded<McpRequest> DecodeCallTool(const WireForm& wire, Json params, const Know
   Decoded<CallToolRequest> decoded = DecodeCallToolRequest(std::move(params), known_tool);
   // Rule 2: without tasks, params.task is not part of the request.
   if (decoded.ok() && !wire.tasks) decoded.value().task.reset();
-
   return Widen(std::move(decoded));
 }
 

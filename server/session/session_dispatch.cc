@@ -73,7 +73,8 @@ void Session::HandleModernRequest(Message& message, ExchangeId exchange) {
   const WireForm wire = ModernWireForm();
   const std::optional<McpMethod> method = MethodOf(wire, message.method);
   if (!method) return ReplyError(id, MethodNotFound(message.method));
-  // No method keel serves needs a client capability yet (-32021 comes with MRTR).
+  // -32021 (a missing client capability) is never needed yet: keel's one question, an
+  // approval, falls back to approval_required without elicitation.
   const Json& capabilities = envelope.value().client_capabilities;
   DecodeAndServe(RequestContext{id, exchange, wire, envelope.value().log_level, &capabilities},
                  *method, std::move(message.params));

@@ -2,6 +2,7 @@
 // that needs the user's answer before it can run is answered with an InputRequiredResult,
 // and its retry carries the answer. Today one question is asked this way: the approval of
 // an approval-required tool (server/input/approval_input.h).
+#include "protocol/schema_validator.h"
 #include "server/input/approval_input.h"
 #include "server/runtime/random_hex.h"
 #include "server/session/session.h"
@@ -16,6 +17,9 @@ bool Session::ApproveByElicitation(const RequestContext& request, const ToolSpec
   if (!IsModern(request.wire) || !WantsApprovalInput(spec, call.arguments, capabilities)) {
     return true;  // admission answers as before: approved already, or approval_required
   }
+  // Arguments that admission would refuse are refused first (invalid_arguments): nobody is
+  // asked to approve a call that cannot run.
+  if (ValidateCheckedSchema(spec.input_schema, call.arguments)) return true;
   const ApprovalRound round{&options_.state_keys, wall_clock_ms_(), RandomHex(16)};
   ApprovalStep step =
       ApprovalByElicitation(spec, call.arguments, call.input_responses, call.request_state, round);
