@@ -33,7 +33,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
 
 const USAGE = `usage: scripts/bench [--calls N] [--warmup N] [--inflight 1,16] [--servers keel,sdk,floor]
-                    [--keel PATH] [--era legacy|modern] [--json]
+                    [--keel PATH] [--era legacy|modern|padded] [--json]
        scripts/bench --cancel ... | --flood ...   (request coordinator benches; scripts/bench --cancel --help)
        scripts/bench --ledger ...   (exactly-once mutations vs SQLite's commit rate; scripts/bench --ledger --help)
        scripts/bench --command ...  (a command-backed tool vs spawning it directly; scripts/bench --command --help)
@@ -45,7 +45,9 @@ const USAGE = `usage: scripts/bench [--calls N] [--warmup N] [--inflight 1,16] [
   --keel PATH     keel binary (default $KEEL_BINARY or build/keel)
   --era E         legacy (default): the calls follow initialize (MCP 2025-11-25); modern:
                   each call carries the MCP 2026-07-28 _meta envelope (keel only; the
-                  initialize is still sent, so both eras pay the same start-up)
+                  initialize is still sent, so both eras pay the same start-up); padded:
+                  legacy calls padded to the modern line's length with a _meta key keel
+                  does not read (the control: what the bytes cost, apart from the envelope)
   --json          print the results as JSON on stdout instead of the table
 Progress goes to stderr. Exit 0 unless a server fails to run.`;
 
@@ -71,7 +73,7 @@ function parseArgs(argv) {
       case '--inflight': o.inflight = val().split(',').map(posInt); if (o.inflight.some((k) => k < 1)) die('--inflight values must be >= 1'); break;
       case '--servers': o.servers = val().split(','); break;
       case '--keel': o.keel = resolve(val()); break;
-      case '--era': o.era = val(); if (!['legacy', 'modern'].includes(o.era)) die('--era: legacy or modern'); break;
+      case '--era': o.era = val(); if (!['legacy', 'modern', 'padded'].includes(o.era)) die('--era: legacy, modern or padded'); break;
       case '--json': o.json = true; break;
       case '-h': case '--help': process.stdout.write(USAGE + '\n'); process.exit(0);
       default: die(`unknown argument: ${a}\n${USAGE}`);
@@ -128,6 +130,9 @@ const MODERN_TAIL = `,"method":"tools/call","params":{"name":"echo","arguments":
   '"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",' +
   '"io.modelcontextprotocol/clientCapabilities":{},' +
   '"io.modelcontextprotocol/clientInfo":{"name":"keel-bench","version":"0"}}}}\n';
+// A legacy call as long as a modern one, its padding in a _meta key keel drops unread.
+const PADDED_TAIL = LEGACY_TAIL.slice(0, -3) + ',"_meta":{"x-pad":"' +
+  'p'.repeat(MODERN_TAIL.length - LEGACY_TAIL.length - '},"_meta":{"x-pad":""'.length) + '"}}}\n';
 const INIT_REQ = JSON.stringify({
   jsonrpc: '2.0', id: 0, method: 'initialize',
   params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'keel-bench', version: '0' } },
@@ -148,7 +153,8 @@ function lineId(line) {
 
 // One (server, K) run on a fresh process.
 async function runOne(spec, K, opts) {
-  const reqTail = spec.name === 'keel' && opts.era === 'modern' ? MODERN_TAIL : LEGACY_TAIL;
+  const tails = { legacy: LEGACY_TAIL, modern: MODERN_TAIL, padded: PADDED_TAIL };
+  const reqTail = spec.name === 'keel' ? tails[opts.era] : LEGACY_TAIL;
   const cwd = mkdtempSync(join(tmpdir(), 'keel-bench-'));
   const t0 = performance.now();
   // keel keeps its database in the run's own directory (KEEL_DB).
