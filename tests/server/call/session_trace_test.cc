@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -13,13 +14,30 @@
 namespace keel::session_trace_test {
 namespace {
 
-std::vector<Json> ReadTrace(const std::string& path) {
-  std::vector<Json> records;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) records.push_back(Json::parse(line));
-  return records;
-}
+// A trace file in its own directory, and session options that write to it.
+struct TraceFile {
+  explicit TraceFile(Json resource = Json{{"service.name", "keel"}}) {
+    std::string error;
+    log = TraceLog::Open(dir.File("t.jsonl"), std::move(resource), &error);
+    INFO(error);
+    REQUIRE(log != nullptr);
+  }
+  SessionOptions Options() const {
+    SessionOptions options;
+    options.trace = log.get();
+    return options;
+  }
+  std::vector<Json> Records() const {
+    std::vector<Json> records;
+    std::ifstream in(dir.File("t.jsonl"));
+    std::string line;
+    while (std::getline(in, line)) records.push_back(Json::parse(line));
+    return records;
+  }
+
+  TempDir dir;
+  std::unique_ptr<TraceLog> log;
+};
 
 }  // namespace
 
@@ -27,18 +45,14 @@ TEST_CASE(
     "a traced call writes call start, attempt start and end, and call end, linked as "
     "spans under the client's traceparent",
     "[trace][OBS-1]") {
-  TempDir dir;
-  std::string error;
-  auto trace = TraceLog::Open(dir.File("t.jsonl"), Json{{"service.name", "keel"}}, &error);
-  REQUIRE(trace != nullptr);
-  SessionOptions options;
-  options.trace = trace.get();
+  TraceFile trace;
+  SessionOptions options = trace.Options();
   SessionHarness h(0, options);
   h.Initialize();
   h.Send(h.Call(7, "echo", {{"text", "hi"}},
                 {{"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}));
   h.Send(h.Call(8, "fail", {{"message", "no"}}));
-  const std::vector<Json> records = ReadTrace(dir.File("t.jsonl"));
+  const std::vector<Json> records = trace.Records();
   REQUIRE(records.size() == 9);
 
   const Json& start = records[0];
@@ -98,19 +112,15 @@ TEST_CASE(
 
 TEST_CASE("a modern request's traceparent parents its call's span, traced as 2026-07-28",
           "[trace][OBS-1][ERA-1]") {
-  TempDir dir;
-  std::string error;
-  auto trace = TraceLog::Open(dir.File("t.jsonl"), Json{{"service.name", "keel"}}, &error);
-  REQUIRE(trace != nullptr);
-  SessionOptions options;
-  options.trace = trace.get();
+  TraceFile trace;
+  SessionOptions options = trace.Options();
   SessionHarness h(0, options);  // no initialize: the request is modern
   h.Send(h.Call(7, "echo", {{"text", "hi"}},
                 {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
                  {"io.modelcontextprotocol/clientCapabilities", Json::object()},
                  {"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}));
   REQUIRE(h.sink().ForId(7).size() == 1);
-  const std::vector<Json> records = ReadTrace(dir.File("t.jsonl"));
+  const std::vector<Json> records = trace.Records();
   REQUIRE_FALSE(records.empty());
   const Json& start = records[0];
   CHECK(start["event"] == "tool.call.start");
@@ -123,12 +133,8 @@ TEST_CASE(
     "a cancelled call traces cancel.received and ends cancelled, arguments only with "
     "trace_arguments",
     "[trace][OBS-1]") {
-  TempDir dir;
-  std::string error;
-  auto trace = TraceLog::Open(dir.File("t.jsonl"), Json::object(), &error);
-  REQUIRE(trace != nullptr);
-  SessionOptions options;
-  options.trace = trace.get();
+  TraceFile trace(Json::object());
+  SessionOptions options = trace.Options();
   options.trace_arguments = true;
   SessionHarness h(1, options);
   h.Initialize();
@@ -141,7 +147,7 @@ TEST_CASE(
   // (a bounded wait for a condition, never an assertion on time).
   std::vector<Json> records;
   for (int i = 0; i < 1000; ++i) {
-    records = ReadTrace(dir.File("t.jsonl"));
+    records = trace.Records();
     bool attempt_ended = false;
     for (const Json& r : records) attempt_ended |= r["event"] == "tool.attempt.end";
     if (attempt_ended) break;
