@@ -148,10 +148,7 @@ class RequestCoordinator {
   std::optional<CallState> StateOf(const Json& id) const;
   // Whether `generation` is admitted and not settled yet: what its tool sends after the
   // settle (a log message) is dropped like late progress.
-  bool Unsettled(uint64_t generation) const {
-    const auto it = entries_.find(generation);
-    return it != entries_.end() && !it->second.settlement.settled();
-  }
+  bool Unsettled(uint64_t generation) const { return UnsettledIdentity(generation) != nullptr; }
   // The identity of `generation` while it is admitted and not settled; null otherwise.
   const CallIdentity* UnsettledIdentity(uint64_t generation) const {
     const auto it = entries_.find(generation);
