@@ -69,4 +69,12 @@ Decoded<ModernEnvelope> DecodeModernEnvelope(const Json& params) {
   return envelope;
 }
 
+bool DeclaresTasksExtension(const Json& client_capabilities) {
+  if (!client_capabilities.is_object()) return false;
+  const auto extensions = client_capabilities.find("extensions");
+  if (extensions == client_capabilities.end() || !extensions->is_object()) return false;
+  const auto tasks = extensions->find(std::string(kTasksExtension));
+  return tasks != extensions->end() && tasks->is_object();
+}
+
 }  // namespace keel

@@ -53,6 +53,11 @@ bool HasModernEnvelope(const Json& params);
 // Rule 2.
 Decoded<ModernEnvelope> DecodeModernEnvelope(const Json& params);
 
+// The clientCapabilities of a modern request (ModernEnvelope::client_capabilities) declare
+// the tasks extension: extensions["io.modelcontextprotocol/tasks"] is an object. A legacy
+// `tasks` capability does not count.
+bool DeclaresTasksExtension(const Json& client_capabilities);
+
 // -32022 for `requested` (rule 2b).
 RpcError UnsupportedProtocolVersion(std::string_view requested);
 

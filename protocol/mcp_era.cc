@@ -15,6 +15,8 @@ enum class Eras : uint8_t {
   kLegacy,       // every legacy era
   kLegacyTasks,  // a legacy era with tasks (rule 1)
   kModern,       // 2026-07-28 only (rule 4)
+  kModernTasks,  // 2026-07-28 with the tasks extension (rule 4)
+  kTasks,        // any era with tasks: legacy (rule 1) or the extension (rule 4)
   kBoth,         // every era
 };
 
@@ -32,10 +34,11 @@ constexpr MethodName kMethods[] = {
     {"tools/list", McpMethod::kListTools, Eras::kBoth},
     {"tools/call", McpMethod::kCallTool, Eras::kBoth},
     {"logging/setLevel", McpMethod::kSetLevel, Eras::kLegacy},
-    {"tasks/get", McpMethod::kGetTask, Eras::kLegacyTasks},
+    {"tasks/get", McpMethod::kGetTask, Eras::kTasks},
     {"tasks/result", McpMethod::kTaskResult, Eras::kLegacyTasks},
     {"tasks/list", McpMethod::kListTasks, Eras::kLegacyTasks},
-    {"tasks/cancel", McpMethod::kCancelTask, Eras::kLegacyTasks},
+    {"tasks/cancel", McpMethod::kCancelTask, Eras::kTasks},
+    {"tasks/update", McpMethod::kUpdateTask, Eras::kModernTasks},
 };
 
 bool ExistsIn(Eras eras, const WireForm& wire) {
@@ -46,6 +49,10 @@ bool ExistsIn(Eras eras, const WireForm& wire) {
       return !IsModern(wire) && wire.tasks;
     case Eras::kModern:
       return IsModern(wire);
+    case Eras::kModernTasks:
+      return IsModern(wire) && wire.tasks;
+    case Eras::kTasks:
+      return wire.tasks;
     case Eras::kBoth:
       return true;
   }
@@ -64,8 +71,9 @@ Decoded<McpRequest> DecodeCallTool(const WireForm& wire, Json params, const Know
     params.erase("requestState");
   }
   Decoded<CallToolRequest> decoded = DecodeCallToolRequest(std::move(params), known_tool);
-  // Rule 2: without tasks, params.task is not part of the request.
-  if (decoded.ok() && !wire.tasks) decoded.value().task.reset();
+  // Rule 2: without tasks, params.task is not part of the request; rule 4: the server alone
+  // decides whether a modern call becomes a task, so a legacy params.task is ignored.
+  if (decoded.ok() && (!wire.tasks || IsModern(wire))) decoded.value().task.reset();
   return Widen(std::move(decoded));
 }
 
@@ -79,11 +87,11 @@ WireForm NegotiateWireForm(std::string_view requested_version, bool task_store) 
   return wire;
 }
 
-WireForm ModernWireForm() {
+WireForm ModernWireForm(bool task_store) {
   WireForm wire;
   wire.era = McpEra::kMcp20260728;
   wire.version = kModernProtocolVersion;
-  wire.tasks = false;  // the tasks extension is not offered yet (rule 4)
+  wire.tasks = task_store;  // the tasks extension (rule 4)
   return wire;
 }
 
@@ -126,6 +134,8 @@ Decoded<McpRequest> DecodeRequest(const WireForm& wire, McpMethod method, Json p
       return Widen(DecodeListTasksRequest(params));
     case McpMethod::kCancelTask:
       return Widen(DecodeCancelTaskRequest(params));
+    case McpMethod::kUpdateTask:
+      return Widen(DecodeUpdateTaskRequest(params));
   }
   return MethodNotFound("");  // unreachable: every method is handled above
 }
@@ -145,7 +155,8 @@ DiscoverResult DiscoverResultFor(const WireForm& wire, std::string instructions,
   for (std::string_view version : kAllProtocolVersions) {
     result.supported_versions.emplace_back(version);
   }
-  result.capabilities.tasks = wire.tasks && !IsModern(wire);  // rule 5
+  result.capabilities.tasks = wire.tasks && !IsModern(wire);           // rule 5
+  result.capabilities.tasks_extension = wire.tasks && IsModern(wire);  // rule 4
   result.instructions = std::move(instructions);
   result.cache = std::move(cache);
   return result;

@@ -19,12 +19,16 @@
 // (mcp_envelope.h) is served by it whatever the connection negotiated.
 //  4. Methods: server/discover, tools/list and tools/call (with inputResponses and
 //     requestState: multi round-trip requests; a legacy era leaves both unread).
-//     initialize, ping, logging/setLevel and tasks/* answer -32601 (the method is looked
-//     up before params are read). The tasks extension (io.modelcontextprotocol/tasks) is not
-//     offered yet, so params.task is dropped unread and no tool lists execution.taskSupport.
-//  5. Results (FinishResult): resultType "complete" on every result and the server's
-//     Implementation in _meta["io.modelcontextprotocol/serverInfo"]; tools/list and
-//     server/discover carry ttlMs and cacheScope; capabilities never offer tasks.
+//     initialize, ping, logging/setLevel, tasks/result and tasks/list answer -32601 (the
+//     method is looked up before params are read). With a task store, the tasks extension
+//     (io.modelcontextprotocol/tasks, SEP-2663) is offered in capabilities.extensions and
+//     tasks/get, tasks/update and tasks/cancel exist (whether the request declared the
+//     extension is the session's check: -32021). params.task is always dropped unread (the
+//     server decides what becomes a task) and no tool lists execution.taskSupport.
+//  5. Results (FinishResult): resultType "complete" on every result unless it has its own
+//     ("task", "input_required"), and the server's Implementation in
+//     _meta["io.modelcontextprotocol/serverInfo"]; tools/list and server/discover carry
+//     ttlMs and cacheScope; capabilities never offer the legacy tasks.
 //  Legacy results carry none of 5.
 #pragma once
 
@@ -56,8 +60,9 @@ struct WireForm {
 // initialize: the version answered for `requested_version` and what comes with it.
 // `task_store`: keel runs with a task store (tasks can only be offered then).
 WireForm NegotiateWireForm(std::string_view requested_version, bool task_store);
-// The wire form of a request with a valid modern envelope (rules 4-5).
-WireForm ModernWireForm();
+// The wire form of a request with a valid modern envelope (rules 4-5). `task_store`: the
+// tasks extension is offered.
+WireForm ModernWireForm(bool task_store);
 inline bool IsModern(const WireForm& wire) { return wire.era == McpEra::kMcp20260728; }
 
 enum class McpMethod {
@@ -71,6 +76,7 @@ enum class McpMethod {
   kTaskResult,
   kListTasks,
   kCancelTask,
+  kUpdateTask,
 };
 // The request method `name` names in `wire`'s era; nullopt: MethodNotFound(name).
 std::optional<McpMethod> MethodOf(const WireForm& wire, std::string_view name);
@@ -81,7 +87,7 @@ std::optional<McpNotification> NotificationOf(const WireForm& wire, std::string_
 
 using McpRequest = std::variant<InitializeRequest, PingRequest, DiscoverRequest, ListToolsRequest,
                                 CallToolRequest, SetLevelRequest, GetTaskRequest, TaskResultRequest,
-                                ListTasksRequest, CancelTaskRequest>;
+                                ListTasksRequest, CancelTaskRequest, UpdateTaskRequest>;
 // The typed request for `method`'s params (consumed), or the error that answers it
 // (mcp_types.h rule 1). `known_tool` is DecodeCallToolRequest's.
 Decoded<McpRequest> DecodeRequest(const WireForm& wire, McpMethod method, Json params,

@@ -2,6 +2,7 @@
 
 #include "protocol/error_codes.h"
 #include "protocol/json_rpc.h"
+#include "protocol/mcp_version.h"
 
 namespace keel {
 
@@ -56,6 +57,16 @@ RpcError TaskRequired(std::string_view name) {
                       "' runs only as a task (its execution.taskSupport is 'required'): add "
                       "params.task",
                   Json()};
+}
+
+RpcError TasksExtensionRequired(std::string_view what) {
+  Json required = {{"extensions", {{std::string(kTasksExtension), Json::object()}}}};
+  return RpcError{kMissingRequiredClientCapability,
+                  "Missing required client capability: " + std::string(what) +
+                      " needs the tasks extension: declare "
+                      "clientCapabilities.extensions[\"" +
+                      std::string(kTasksExtension) + "\"]",
+                  Json{{"requiredCapabilities", std::move(required)}}};
 }
 
 }  // namespace keel

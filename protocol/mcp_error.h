@@ -70,5 +70,9 @@ RpcError InvalidToolsCursor();
 // "forbidden" (-32601); without, where it is "required" (-32601).
 RpcError TaskForbidden(std::string_view name);
 RpcError TaskRequired(std::string_view name);
+// MCP 2026-07-28: a request that needs the tasks extension (io.modelcontextprotocol/tasks)
+// and does not declare it in its clientCapabilities.extensions (-32021, with
+// data.requiredCapabilities naming it). `what` says what needed it.
+RpcError TasksExtensionRequired(std::string_view what);
 
 }  // namespace keel

@@ -1,6 +1,7 @@
 #include "protocol/mcp_results.h"
 
 #include "protocol/cursor.h"
+#include "protocol/mcp_version.h"
 
 namespace keel {
 
@@ -16,6 +17,9 @@ void to_json(Json& json, const ServerCapabilities& capabilities) {
     json["tasks"] = {{"list", Json::object()},
                      {"cancel", Json::object()},
                      {"requests", {{"tools", {{"call", Json::object()}}}}}};
+  }
+  if (capabilities.tasks_extension) {
+    json["extensions"] = {{std::string(kTasksExtension), Json::object()}};
   }
 }
 

@@ -35,6 +35,8 @@ struct ServerCapabilities {
   bool logging = true;              // logging: {}
   // tasks: {list, cancel, requests.tools.call}: durable tasks (MCP 2025-11-25 only).
   bool tasks = false;
+  // extensions: {"io.modelcontextprotocol/tasks": {}}: the tasks extension (2026-07-28).
+  bool tasks_extension = false;
   bool operator==(const ServerCapabilities&) const = default;
 };
 

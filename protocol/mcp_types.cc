@@ -149,6 +149,16 @@ Decoded<CancelTaskRequest> DecodeCancelTaskRequest(const Json& params) {
   return DecodeTaskId<CancelTaskRequest>(params);
 }
 
+Decoded<UpdateTaskRequest> DecodeUpdateTaskRequest(const Json& params) {
+  const Decoded<GetTaskRequest> task = DecodeTaskId<GetTaskRequest>(params);
+  if (!task.ok()) return task.error();
+  const Json* responses = Member(params, "inputResponses");
+  if (responses == nullptr || !responses->is_object()) {
+    return InvalidParams("inputResponses (an object: inputRequests key -> answer) is required");
+  }
+  return UpdateTaskRequest{task.value().task_id, *responses};
+}
+
 Decoded<ListTasksRequest> DecodeListTasksRequest(const Json& params) {
   const Json* cursor = Member(params, "cursor");
   if (cursor == nullptr) return ListTasksRequest{};
@@ -208,6 +218,10 @@ void to_json(Json& json, const GetTaskRequest& request) { json = {{"taskId", req
 void to_json(Json& json, const TaskResultRequest& request) { json = {{"taskId", request.task_id}}; }
 
 void to_json(Json& json, const CancelTaskRequest& request) { json = {{"taskId", request.task_id}}; }
+
+void to_json(Json& json, const UpdateTaskRequest& request) {
+  json = {{"taskId", request.task_id}, {"inputResponses", request.input_responses}};
+}
 
 void to_json(Json& json, const ListTasksRequest& request) {
   json = CursorParams("tasks", static_cast<size_t>(request.after));

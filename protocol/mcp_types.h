@@ -96,6 +96,13 @@ struct CancelTaskRequest {
   bool operator==(const CancelTaskRequest&) const = default;
 };
 
+// tasks/update (the 2026-07-28 tasks extension): answers to a task's inputRequests.
+struct UpdateTaskRequest {
+  std::string task_id;   // non-empty
+  Json input_responses;  // an object: inputRequests key -> the client's answer
+  bool operator==(const UpdateTaskRequest&) const = default;
+};
+
 struct ListTasksRequest {
   int64_t after = 0;  // the decoded cursor: the last row of the previous page, 0 for the first
   bool operator==(const ListTasksRequest&) const = default;
@@ -120,6 +127,7 @@ Decoded<GetTaskRequest> DecodeGetTaskRequest(const Json& params);
 Decoded<TaskResultRequest> DecodeTaskResultRequest(const Json& params);
 Decoded<CancelTaskRequest> DecodeCancelTaskRequest(const Json& params);
 Decoded<ListTasksRequest> DecodeListTasksRequest(const Json& params);
+Decoded<UpdateTaskRequest> DecodeUpdateTaskRequest(const Json& params);
 // A notification is never answered: a malformed one (no params object, no requestId) is
 // nullopt, to be ignored (CAN-3).
 std::optional<CancelledNotification> DecodeCancelledNotification(const Json& params);
@@ -137,6 +145,7 @@ void to_json(Json& json, const GetTaskRequest& request);
 void to_json(Json& json, const TaskResultRequest& request);
 void to_json(Json& json, const CancelTaskRequest& request);
 void to_json(Json& json, const ListTasksRequest& request);
+void to_json(Json& json, const UpdateTaskRequest& request);
 void to_json(Json& json, const CancelledNotification& notification);
 // NOLINTEND(readability-identifier-naming)
 

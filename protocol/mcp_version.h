@@ -25,6 +25,10 @@ inline constexpr std::string_view kModernProtocolVersion = "2026-07-28";
 inline constexpr std::array<std::string_view, 3> kAllProtocolVersions = {"2026-07-28", "2025-11-25",
                                                                          "2025-06-18"};
 
+// The tasks extension of 2026-07-28 (SEP-2663): its id in capabilities.extensions, the
+// server's in server/discover and the client's per request.
+inline constexpr std::string_view kTasksExtension = "io.modelcontextprotocol/tasks";
+
 // The version to answer `initialize` with, given what the client requested.
 std::string_view NegotiateProtocolVersion(std::string_view requested);
 

@@ -22,7 +22,8 @@ then the defaults shown. Durations are integers in milliseconds.
 stdout carries MCP JSON-RPC only; logs go to stderr or --log-file.
 On stdin EOF (or SIGTERM/SIGINT) keel stops reading, lets in-flight calls finish within
 --shutdown-grace, ends the rest with an error, and exits 0.
-Durable tasks (tools/call with params.task, MCP 2025-11-25) live in the --db file: they
+Durable tasks (tools/call with params.task under MCP 2025-11-25; under 2026-07-28 the tasks
+extension, where keel decides: taskSupport required, or --task-after) live in the --db file: they
 outlive the connection; a task still running when keel exits is recovered by the next
 keel on that file (completed from the tool's ledger when it can tell, else failed).
 Kill switch for writes: `keel admin block-writes on|off|status [--db PATH]` from a shell
@@ -160,6 +161,13 @@ void AddStateOptions(CLI::App& app, CliOptions& o) {
                  "pollInterval keel suggests to clients polling a task, in milliseconds")
       ->envname("KEEL_TASK_POLL_INTERVAL")
       ->check(CLI::Range(10LL, 3600000LL));
+  app.add_option("--task-after", o.task_after_ms,
+                 "MCP 2026-07-28 with the tasks extension declared: a call still running after "
+                 "this many milliseconds becomes a durable task (the client gets the task and "
+                 "polls it; the work goes on), unless its tool's taskSupport is 'forbidden' "
+                 "(0 = never)")
+      ->envname("KEEL_TASK_AFTER")
+      ->check(CLI::Range(0LL, 3600000LL));
   app.add_option("--page-size", o.page_size, "Tools (and tasks) per tools/list (tasks/list) page")
       ->envname("KEEL_PAGE_SIZE")
       ->check(CLI::Range(1, 10000));

@@ -42,6 +42,7 @@ struct CliOptions {
   size_t max_tasks = 64;
   long long task_max_ttl_ms = 24LL * 3600 * 1000;  // 0: unlimited
   long long task_poll_interval_ms = 1000;
+  long long task_after_ms = 10000;  // 0: a call never becomes a task
   bool test_tools = false;
   // Also serve the fixtures of the official MCP conformance suite (test_simple_text, ...).
   bool conformance_fixtures = false;

@@ -29,6 +29,7 @@ SessionOptions SessionOptionsFor(const CliOptions& flags, const std::string& own
   session_options.tasks.max_tasks = flags.max_tasks;
   session_options.tasks.max_ttl_ms = flags.task_max_ttl_ms;
   session_options.tasks.poll_interval_ms = flags.task_poll_interval_ms;
+  session_options.task_after = Millis(flags.task_after_ms);
   session_options.tasks.page_size = flags.page_size;
   session_options.tasks.owner = owner;
   session_options.tasks.pid = getpid();

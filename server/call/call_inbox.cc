@@ -41,6 +41,9 @@ void CallInbox::Port::Returned(uint64_t generation, std::string task_id, Json re
                                bool stopped) const {
   Post([generation, task_id = std::move(task_id), result = std::move(result), threw,
         stopped](CallInbox& in) mutable {
+    // A call promoted to a task while it ran (RequestCoordinator::PromoteToTask) did not
+    // know its task when it was handed over.
+    if (task_id.empty() && in.tasks_ != nullptr) task_id = in.tasks_->TaskOfWork(generation);
     if (task_id.empty()) return in.coordinator_.Complete(generation, std::move(result), threw);
     Json returned = result;
     in.coordinator_.Complete(generation, std::move(result), threw);
@@ -51,8 +54,10 @@ void CallInbox::Port::Returned(uint64_t generation, std::string task_id, Json re
   });
 }
 
-void CallInbox::Port::NeverStarted(std::string task_id) const {
-  Post([task_id = std::move(task_id)](CallInbox& in) {
+void CallInbox::Port::NeverStarted(uint64_t generation, std::string task_id) const {
+  Post([generation, task_id = std::move(task_id)](CallInbox& in) mutable {
+    if (task_id.empty() && in.tasks_ != nullptr) task_id = in.tasks_->TaskOfWork(generation);
+    if (task_id.empty()) return;
     in.tasks_->OnWorkEnded(task_id, TaskManager::WorkEnd::kNeverStarted, Json());
   });
 }

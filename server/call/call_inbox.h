@@ -48,11 +48,13 @@ class CallInbox {
     // A retry starts `delay` from now: the call's idle clock restarts then.
     void RetryScheduled(uint64_t generation, Duration delay) const;
     // The worker returned `result` (`threw`: the tool raised; `stopped`: it stopped at a
-    // checkpoint after a cancel). `task_id` names the task whose work it was, or is empty.
+    // checkpoint after a cancel). `task_id` names the task whose work it was, or is empty
+    // (then the TaskManager is asked: the call may have become a task while it ran).
     void Returned(uint64_t generation, std::string task_id, Json result, bool threw,
                   bool stopped) const;
-    // A task's work was settled while queued: its job never ran the tool.
-    void NeverStarted(std::string task_id) const;
+    // A task's work (or a call that may have become one) was settled while queued: its job
+    // never ran the tool.
+    void NeverStarted(uint64_t generation, std::string task_id) const;
 
    private:
     template <typename Fn>

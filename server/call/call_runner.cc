@@ -92,7 +92,10 @@ void CallRunner::Run(Work& work, const RetryCall& call) {
   // Cancelled, timed out or shut down while queued: it never runs, and the coordinator
   // freed its slot already.
   if (!work.control->TryStart()) {
-    if (!work.identity.task_id.empty()) inbox_.NeverStarted(work.identity.task_id);
+    // A task's work, or a call that may have become one (PromoteToTask) while queued.
+    if (!work.identity.task_id.empty() || work.identity.modern) {
+      inbox_.NeverStarted(work.generation, work.identity.task_id);
+    }
     return;
   }
   const uint64_t generation = work.generation;

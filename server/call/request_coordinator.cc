@@ -101,6 +101,29 @@ RequestCoordinator::Admitted RequestCoordinator::Admit(Entry entry) {
   return admitted;
 }
 
+bool RequestCoordinator::PromoteToTask(const Json& request_id, std::string task_id, Duration max,
+                                       SettleFn on_settle) {
+  const auto it = live_ids_.find(IdKey(request_id));
+  if (it == live_ids_.end()) return false;
+  const uint64_t generation = it->second;
+  Entry& entry = entries_.at(generation);
+  live_ids_.erase(it);
+  ++live_tasks_;
+  entry.task = true;
+  entry.on_settle = std::move(on_settle);
+  entry.identity.task_id = std::move(task_id);
+  entry.identity.request_id = nullptr;
+  entry.identity.exchange = kNoExchange;
+  entry.identity.log_level.reset();
+  if (!entry.progress_token.is_null()) {
+    sink_.DiscardProgress(generation);
+    entry.progress_token = nullptr;
+  }
+  entry.held_back.reset();
+  entry.limits.max = max;
+  return true;
+}
+
 bool RequestCoordinator::CancelTask(uint64_t generation) {
   Entry* entry = Find(generation);
   if (entry == nullptr || entry->settlement.settled() || !entry->task) return false;

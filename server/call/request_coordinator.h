@@ -30,6 +30,9 @@
 //     notifications/cancelled or a closed exchange (only CancelTask), and its terminal
 //     outcome goes to its on_settle callback instead of stdout. Its progress carries
 //     `progress_meta` in _meta. It counts as live (shutdown grace, admission) like any call.
+//  9. A call can become task work while it runs (PromoteToTask, the 2026-07-28 tasks
+//     extension): from then on it is as 8, sends no progress and no log messages (the
+//     extension sends neither for tasks), and its maximum clock is the task's.
 #pragma once
 
 #include <cstdint>
@@ -105,6 +108,13 @@ class RequestCoordinator {
   // Admits the work of a task: like Begin, without a request id.
   Admitted BeginTask(CallIdentity identity, Json progress_token, Json progress_meta,
                      CallLimits limits, SettleFn on_settle);
+  // Invariant 9: the unsettled call answering `request_id` becomes the work of task
+  // `task_id`. It leaves the id map (whoever promoted it answers the request), unsent
+  // progress is taken back, its maximum clock becomes `max` (from its acceptance; idle is
+  // unchanged) and its outcome goes to `on_settle`. False when no unsettled call answers
+  // `request_id`.
+  bool PromoteToTask(const Json& request_id, std::string task_id, Duration max,
+                     SettleFn on_settle);
   // tasks/cancel: settles the task's work as cancelled (on_settle runs) and cancels it.
   // False if it had settled already.
   bool CancelTask(uint64_t generation);

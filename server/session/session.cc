@@ -38,7 +38,7 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
   });
   // Every call's answer as its request's era writes it.
   coordinator_.set_result_encoder([this](const CallIdentity& call, const Json& result) {
-    return EncodeResultAs(call.modern ? ModernWireForm() : wire_, call.request_id, result, stamp_);
+    return EncodeResultAs(call.modern ? ModernWireForm(tasks_ != nullptr) : wire_, call.request_id, result, stamp_);
   });
   coordinator_.set_on_released([this] { pool_.Release(); });
   if (options_.trace != nullptr) {
@@ -54,6 +54,7 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
       return StartTaskWork(task, std::move(progress_token));
     });
     tasks_->set_cancel_work([this](uint64_t generation) { coordinator_.CancelTask(generation); });
+    tasks_->set_stamp(&stamp_);
   }
   inbox_ = std::make_shared<CallInbox>(loop_, coordinator_, client_log_, tasks_.get());
   runner_ = std::make_shared<CallRunner>(

@@ -30,6 +30,13 @@
 //     by that envelope: it needs no initialize and leaves the session untouched; its log
 //     messages follow its own logLevel. Any other request is legacy: initialize first,
 //     then the negotiated era (wire_) and the session's log level.
+//  9. The 2026-07-28 tasks extension (with a task store): tasks/get, tasks/update and
+//     tasks/cancel need the request to declare it (-32021 otherwise). A declaring
+//     tools/call becomes a task when its tool's taskSupport is "required" (answered once
+//     the row is committed), or when it is still running after `task_after` and the
+//     tool's taskSupport is not "forbidden" (its work goes on as the task's). A
+//     non-declaring call of a "required" tool is -32021; otherwise it runs as a plain call.
+//     A legacy params.task on a modern call is ignored.
 #pragma once
 
 #include <cstdint>
@@ -74,6 +81,10 @@ struct SessionOptions {
   size_t max_line_bytes = 16 << 20;         // quoted in the oversized-line error
   std::string server_version = "0.0.0";
   TaskOptions tasks;  // used when the session has a task store
+  // --task-after: a modern call that declared the tasks extension, of a tool whose
+  // taskSupport is not "forbidden", still running this long becomes a task (invariant 9).
+  // Zero: never.
+  Duration task_after = Millis(10000);
   // The caching hints of server/discover and tools/list for modern requests (MCP
   // 2026-07-28): the tool list changes only when keel restarts with another catalog.
   CacheHints cache{300000, "public"};
@@ -166,6 +177,8 @@ class Session {
   void Discover(const RequestContext& request);
   void ListTools(const RequestContext& request, const ListToolsRequest& list);
   void CallTool(const RequestContext& request, Tool& tool, CallToolRequest call);
+  // A modern tools/call: a plain call, a task, or a call that may become one (9).
+  void CallToolModern(const RequestContext& request, Tool& tool, CallToolRequest call);
   // session_input.cc: a modern call of a tool that needs an approval, without one, from a
   // client that can be asked (server/input/approval_input.h). False when the call was
   // answered here; true when it goes on, approved (call.arguments has its approval_id).
@@ -177,8 +190,12 @@ class Session {
   void CancelRequest(const Json& request_id);
   // session_calls.cc: a parsed tools/call (not a task): admitted, and run on the loop or
   // handed to the pool; or refused.
+  // `may_become_task`: the call becomes a task if it still runs after task_after (9).
   void AdmitCall(const RequestContext& request, Tool& tool, Json arguments, Json meta,
-                 Json progress_token);
+                 Json progress_token, bool may_become_task = false);
+  // The task_after timer of call `generation` fired: if it is still unsettled, it becomes
+  // a task made of `params` ({name, arguments, _meta}).
+  void PromoteCall(uint64_t generation, Json params);
   // session_tasks.cc: a task-augmented tools/call (call.task is set), and the work of a
   // created task.
   void CreateTask(const RequestContext& request, Tool& tool, CallToolRequest call);

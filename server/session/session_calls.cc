@@ -7,7 +7,7 @@
 namespace keel {
 
 void Session::AdmitCall(const RequestContext& request, Tool& tool, Json arguments, Json meta,
-                        Json progress_token) {
+                        Json progress_token, bool may_become_task) {
   const ToolSpec& spec = tool.spec();
   const bool modern = IsModern(request.wire);
   std::variant<Refusal, AdmittedCall> admission =
@@ -33,8 +33,23 @@ void Session::AdmitCall(const RequestContext& request, Tool& tool, Json argument
   }
   const CallLimits limits{Millis(call.policy.timeouts.idle_ms),
                           Millis(call.policy.timeouts.max_ms)};
-  HandToPool(coordinator_.Begin(std::move(call.identity), std::move(progress_token), limits),
-             std::move(call.policy), limits.max, std::move(arguments), std::move(meta));
+  // What a task made of this call stores as its request (copied only when it may be one).
+  Json params;
+  if (may_become_task) {
+    params = {{"name", spec.name}, {"arguments", arguments}};
+    if (!meta.is_null()) params["_meta"] = meta;
+  }
+  RequestCoordinator::Admitted admitted =
+      coordinator_.Begin(std::move(call.identity), std::move(progress_token), limits);
+  const uint64_t generation = admitted.generation;
+  HandToPool(std::move(admitted), std::move(call.policy), limits.max, std::move(arguments),
+             std::move(meta));
+  if (may_become_task) {
+    loop_.AddTimer(loop_.clock().Now() + options_.task_after,
+                   [this, generation, params = std::move(params)]() mutable {
+                     PromoteCall(generation, std::move(params));
+                   });
+  }
 }
 
 AdmissionState Session::AdmissionNow() {

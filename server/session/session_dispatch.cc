@@ -8,6 +8,7 @@
 
 #include "protocol/mcp_envelope.h"
 #include "server/session/session.h"
+#include "server/tasks/task_wire.h"
 
 namespace keel {
 namespace {
@@ -35,10 +36,29 @@ struct Overloaded : Handlers... {
 template <typename... Handlers>
 Overloaded(Handlers...) -> Overloaded<Handlers...>;
 
+constexpr std::string_view kExtensionTaskInstructions =
+    " With the tasks extension declared, tools marked taskSupport required answer with a "
+    "task, and a call still running after a while becomes one: poll tasks/get for its "
+    "result, stop it with tasks/cancel; a task outlives the connection and a restart of "
+    "keel.";
+
 std::string InstructionsFor(const WireForm& wire) {
   std::string instructions(kInstructions);
-  if (!IsModern(wire)) instructions += kLegacyTaskInstructions;
+  if (!IsModern(wire)) {
+    instructions += kLegacyTaskInstructions;
+  } else if (wire.tasks) {
+    instructions += kExtensionTaskInstructions;
+  }
   return instructions;
+}
+
+bool IsTaskMethod(McpMethod method) {
+  return method == McpMethod::kGetTask || method == McpMethod::kCancelTask ||
+         method == McpMethod::kUpdateTask;
+}
+
+TaskDialect DialectOf(const WireForm& wire) {
+  return IsModern(wire) ? TaskDialect::kExtension : TaskDialect::kLegacy;
 }
 
 }  // namespace
@@ -70,12 +90,16 @@ void Session::HandleModernRequest(Message& message, ExchangeId exchange) {
   const Json& id = message.id;
   const Decoded<ModernEnvelope> envelope = DecodeModernEnvelope(message.params);
   if (!envelope.ok()) return ReplyError(id, envelope.error());
-  const WireForm wire = ModernWireForm();
+  const WireForm wire = ModernWireForm(tasks_ != nullptr);
   const std::optional<McpMethod> method = MethodOf(wire, message.method);
   if (!method) return ReplyError(id, MethodNotFound(message.method));
-  // -32021 (a missing client capability) is never needed yet: keel's one question, an
-  // approval, falls back to approval_required without elicitation.
+  // -32021 (a missing client capability) comes before the params are read. keel's one
+  // question, an approval, falls back to approval_required without elicitation, so only
+  // the tasks extension is ever required.
   const Json& capabilities = envelope.value().client_capabilities;
+  if (IsTaskMethod(*method) && !DeclaresTasksExtension(capabilities)) {
+    return ReplyError(id, TasksExtensionRequired(message.method));
+  }
   DecodeAndServe(RequestContext{id, exchange, wire, envelope.value().log_level, &capabilities},
                  *method, std::move(message.params));
 }
@@ -105,10 +129,15 @@ void Session::Serve(const RequestContext& request, McpRequest& decoded, Tool* to
                    Reply(request, Json::object());
                  },
                  // tasks/* exist only in an era with tasks, so only with a task store.
-                 [&](GetTaskRequest& get) { tasks_->Get(id, exchange, get); },
+                 [&](GetTaskRequest& get) {
+                   tasks_->Get(id, exchange, get, DialectOf(request.wire));
+                 },
                  [&](TaskResultRequest& result) { tasks_->Result(id, exchange, result); },
                  [&](ListTasksRequest& list) { tasks_->List(id, exchange, list, request.wire); },
-                 [&](CancelTaskRequest& cancel) { tasks_->Cancel(id, exchange, cancel); },
+                 [&](CancelTaskRequest& cancel) {
+                   tasks_->Cancel(id, exchange, cancel, DialectOf(request.wire));
+                 },
+                 [&](UpdateTaskRequest& update) { tasks_->Update(id, exchange, update); },
              },
              decoded);
 }
@@ -141,6 +170,7 @@ void Session::ListTools(const RequestContext& request, const ListToolsRequest& l
 
 void Session::CallTool(const RequestContext& request, Tool& tool, CallToolRequest call) {
   if (!ApproveByElicitation(request, tool.spec(), call)) return;
+  if (IsModern(request.wire)) return CallToolModern(request, tool, std::move(call));
   // MCP 2025-11-25 tasks: execution.taskSupport decides (-32601 when it forbids). Without
   // tasks in the era, call.task is always empty and no tool requires one.
   const TaskSupport support = tool.spec().task_support;
@@ -155,6 +185,25 @@ void Session::CallTool(const RequestContext& request, Tool& tool, CallToolReques
   }
   AdmitCall(request, tool, std::move(call.arguments), std::move(call.meta),
             std::move(call.progress_token));
+}
+
+void Session::CallToolModern(const RequestContext& request, Tool& tool, CallToolRequest call) {
+  // Invariant 9. Without a task store the extension is not offered: every call runs as one.
+  const TaskSupport support = tool.spec().task_support;
+  const bool declared = tasks_ != nullptr && request.client_capabilities != nullptr &&
+                        DeclaresTasksExtension(*request.client_capabilities);
+  if (tasks_ != nullptr && support == TaskSupport::kRequired) {
+    if (!declared) {
+      return ReplyError(request.id,
+                        TasksExtensionRequired("tool '" + tool.spec().name +
+                                               "' (its taskSupport is 'required')"));
+    }
+    return CreateTask(request, tool, std::move(call));
+  }
+  const bool may_become_task =
+      declared && support != TaskSupport::kForbidden && options_.task_after > Duration::zero();
+  AdmitCall(request, tool, std::move(call.arguments), std::move(call.meta),
+            std::move(call.progress_token), may_become_task);
 }
 
 void Session::Reply(const RequestContext& request, const Json& result) {

@@ -1,5 +1,7 @@
-// The Session's side of durable tasks: admitting a task-augmented tools/call and starting
-// the work of a created task. tasks/* go straight to the TaskManager (Session::Serve).
+// The Session's side of durable tasks: admitting a task-augmented tools/call (a legacy
+// params.task, or a modern call the server makes a task), starting the work of a created
+// task, and a running modern call becoming a task (--task-after). tasks/* go straight to the
+// TaskManager (Session::Serve).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -29,10 +31,14 @@ constexpr int64_t kMaxTtlMs =
 void Session::CreateTask(const RequestContext& call_request, Tool& tool, CallToolRequest call) {
   const Json& id = call_request.id;
   const ToolSpec& spec = tool.spec();
-  const Decoded<TaskMetadata> task = DecodeTaskMetadata(*call.task);
-  if (!task.ok()) return ReplyError(id, task.error());
+  // A modern call has no params.task: the server decided, with the catalog's ttl.
+  const bool modern = IsModern(call_request.wire);
   std::optional<int64_t> ttl;
-  if (task.value().ttl_ms) ttl = std::clamp(*task.value().ttl_ms, kMinTtlMs, kMaxTtlMs);
+  if (call.task) {
+    const Decoded<TaskMetadata> task = DecodeTaskMetadata(*call.task);
+    if (!task.ok()) return ReplyError(id, task.error());
+    if (task.value().ttl_ms) ttl = std::clamp(*task.value().ttl_ms, kMinTtlMs, kMaxTtlMs);
+  }
   Json& arguments = call.arguments;
   Json& meta = call.meta;
   // A task-augmented call expects a CreateTaskResult: problems found before the task
@@ -55,7 +61,9 @@ void Session::CreateTask(const RequestContext& call_request, Tool& tool, CallToo
   if (!meta.is_null()) request.params["_meta"] = std::move(meta);
   request.requested_ttl_ms = ttl;
   request.idempotency_key = key;
-  request.progress_token = std::move(call.progress_token);
+  // The extension sends no progress for tasks.
+  if (!modern) request.progress_token = std::move(call.progress_token);
+  request.dialect = modern ? TaskDialect::kExtension : TaskDialect::kLegacy;
   tasks_->Create(std::move(request));
 }
 
@@ -71,6 +79,8 @@ std::optional<uint64_t> Session::StartTaskWork(const TaskRecord& task, Json prog
   identity.tool = tool;
   identity.idempotency_key = task.idempotency_key;
   identity.task_id = task.task_id;
+  // An extension task's work sends no log messages (the coordinator's invariant 9).
+  identity.modern = IsExtensionTask(task);
   RequestCoordinator::Admitted work = coordinator_.BeginTask(
       std::move(identity), std::move(progress_token), RelatedTaskMeta(task.task_id), limits,
       [this, task_id = task.task_id](CallState state, CallAnswer answer) {
@@ -80,6 +90,34 @@ std::optional<uint64_t> Session::StartTaskWork(const TaskRecord& task, Json prog
   HandToPool(std::move(work), std::move(policy), limits.max,
              task.request.value("arguments", Json::object()), task.request.value("_meta", Json()));
   return generation;
+}
+
+void Session::PromoteCall(uint64_t generation, Json params) {
+  const CallIdentity* call = coordinator_.UnsettledIdentity(generation);
+  if (call == nullptr || !call->task_id.empty() || shutting_down_) return;
+  if (tasks_->AtLimit()) {
+    spdlog::info("call {} ({}) runs past --task-after but stays a call: --max-tasks reached",
+                 call->correlation_id, call->tool_name);
+    return;
+  }
+  const ToolSpec& spec = call->tool->spec();
+  TaskManager::PromoteRequest request;
+  request.id = call->request_id;
+  request.exchange = call->exchange;
+  request.task_id = NewTaskId();
+  request.tool = spec.name;
+  request.params = std::move(params);
+  request.requested_ttl_ms = spec.result_ttl_ms;
+  request.generation = generation;
+  const Json request_id = request.id;
+  const TaskRecord task = tasks_->Promote(std::move(request));
+  spdlog::info("call {} ({}) ran past --task-after: it is now task {}", call->correlation_id,
+               call->tool_name, task.task_id);
+  const Duration max = task.ttl_ms ? Millis(*task.ttl_ms) : kNoMaximum;
+  coordinator_.PromoteToTask(request_id, task.task_id, max,
+                             [this, task_id = task.task_id](CallState state, CallAnswer answer) {
+                               tasks_->OnSettled(task_id, state, std::move(answer));
+                             });
 }
 
 }  // namespace keel

@@ -45,16 +45,17 @@ void TaskManager::Create(CreateRequest request) {
   TaskRecord task = NewTaskRecord(request, options_, now);
   ++creating_;
   auto write = [task, now](TaskStore& store) { return store.Create(task, now); };
-  auto written = [this, id = request.id, token = std::move(request.progress_token)](
-                     TaskStore::Created created, std::string error) mutable {
+  auto written = [this, id = request.id, token = std::move(request.progress_token),
+                  dialect = request.dialect](TaskStore::Created created,
+                                             std::string error) mutable {
     --creating_;
-    OnCreated(id, std::move(token), created, error);
+    OnCreated(id, std::move(token), created, error, dialect);
   };
   Store<TaskStore::Created>(std::move(write), std::move(written));
 }
 
 void TaskManager::OnCreated(const Json& id, Json progress_token, const TaskStore::Created& created,
-                            const std::string& error) {
+                            const std::string& error, TaskDialect dialect) {
   if (!error.empty()) {
     spdlog::error("could not create a task: {}", error);
     return AnswerError(
@@ -70,6 +71,11 @@ void TaskManager::OnCreated(const Json& id, Json progress_token, const TaskStore
   }
   if (created.outcome == TaskStore::CreateOutcome::kExisting) {
     // Idempotent creation: the task this key made before, whatever its state.
+    if (dialect == TaskDialect::kExtension) {
+      Json result = ExtensionCreateTaskResult(task);
+      result["_meta"] = {{"dev.keel/existing-task", true}};
+      return AnswerResult(id, result, dialect);
+    }
     Json meta = RelatedTaskMeta(task.task_id);
     meta["dev.keel/existing-task"] = true;
     return AnswerResult(id, Json{{"task", TaskJson(task)}, {"_meta", std::move(meta)}});
@@ -77,7 +83,7 @@ void TaskManager::OnCreated(const Json& id, Json progress_token, const TaskStore
   if (const auto it = pending_.find(IdKey(id)); it != pending_.end() && it->second.cancelled) {
     return CancelUnannounced(id, task.task_id);
   }
-  StartWork(id, task, std::move(progress_token));
+  StartWork(id, task, std::move(progress_token), dialect);
 }
 
 void TaskManager::CancelUnannounced(const Json& id, const std::string& task_id) {
@@ -95,11 +101,16 @@ void TaskManager::CancelUnannounced(const Json& id, const std::string& task_id) 
       [](bool, std::string) {});
 }
 
-void TaskManager::StartWork(const Json& id, const TaskRecord& task, Json progress_token) {
+void TaskManager::StartWork(const Json& id, const TaskRecord& task, Json progress_token,
+                            TaskDialect dialect) {
   const std::string task_id = task.task_id;
   Live& live = live_[task_id];
   live.record = task;
-  AnswerResult(id, Json{{"task", TaskJson(task)}, {"_meta", RelatedTaskMeta(task_id)}});
+  if (dialect == TaskDialect::kExtension) {
+    AnswerResult(id, ExtensionCreateTaskResult(task), dialect);
+  } else {
+    AnswerResult(id, Json{{"task", TaskJson(task)}, {"_meta", RelatedTaskMeta(task_id)}});
+  }
   const std::optional<uint64_t> generation = start_(task, std::move(progress_token));
   if (generation) {
     live.generation = *generation;
@@ -117,6 +128,58 @@ void TaskManager::StartWork(const Json& id, const TaskRecord& task, Json progres
                                               {"taskId", task_id}});
   live.work_ended = true;
   Persist(task_id);
+}
+
+TaskRecord TaskManager::Promote(PromoteRequest request) {
+  Track(request.id, request.exchange);
+  const int64_t now = now_ms_();
+  CreateRequest create;
+  create.tool = std::move(request.tool);
+  create.params = std::move(request.params);
+  create.requested_ttl_ms = request.requested_ttl_ms;
+  TaskRecord task = NewTaskRecord(create, options_, now);
+  task.task_id = request.task_id;
+  Live& live = live_[task.task_id];
+  live.record = task;
+  live.generation = request.generation;
+  ++live.writes_pending;  // the creation: nothing is written of it before
+  auto write = [task, now](TaskStore& store) { return store.Create(task, now); };
+  auto written = [this, id = request.id, task_id = task.task_id](TaskStore::Created created,
+                                                                 std::string error) {
+    OnPromoted(id, task_id, created, error);
+  };
+  Store<TaskStore::Created>(std::move(write), std::move(written));
+  return task;
+}
+
+void TaskManager::OnPromoted(const Json& id, const std::string& task_id,
+                             const TaskStore::Created& created, const std::string& error) {
+  auto it = live_.find(task_id);
+  if (it == live_.end()) return;  // cannot happen: erased only with no write pending
+  Live& live = it->second;
+  --live.writes_pending;
+  if (!error.empty()) {
+    // Not durable, so not a task: the call ends with an error and its work is stopped.
+    spdlog::error("could not make call {} a task: {}", IdKey(id), error);
+    AnswerError(id, kInternalError,
+                "The call ran past --task-after and keel could not make it a task: the task "
+                "store failed (" +
+                    error + "); its work was cancelled");
+    live.record.status = TaskStatus::kCancelled;
+    live.terminal_written = true;
+    cancel_work_(live.generation);
+    return EraseIfDone(task_id);
+  }
+  if (const auto pending = pending_.find(IdKey(id));
+      pending != pending_.end() && pending->second.cancelled) {
+    // The client gave the call up before keel answered: nobody will ever learn the task
+    // id, so the task is cancelled (its answer, now untracked, goes nowhere).
+    pending_.erase(pending);
+    if (!IsTerminal(live.record.status)) return CancelLive(id, live, now_ms_(), TaskDialect::kExtension);
+    return EraseIfDone(task_id);
+  }
+  AnswerResult(id, ExtensionCreateTaskResult(created.task), TaskDialect::kExtension);
+  EraseIfDone(task_id);
 }
 
 }  // namespace keel

@@ -59,7 +59,10 @@ void TaskManager::Answer(const Json& id, const std::string& line) {
   if (!cancelled) sink_.SendResponse(line);
 }
 
-void TaskManager::AnswerResult(const Json& id, const Json& result) {
+void TaskManager::AnswerResult(const Json& id, const Json& result, TaskDialect dialect) {
+  if (dialect == TaskDialect::kExtension && stamp_ != nullptr) {
+    return Answer(id, EncodeResultAs(ModernWireForm(true), id, result, *stamp_));
+  }
   Answer(id, EncodeResult(id, result));
 }
 
@@ -69,8 +72,15 @@ void TaskManager::AnswerError(const Json& id, int code, const std::string& messa
 }
 
 void TaskManager::NotifyStatus(const TaskRecord& task) {
-  if (!client_ready_) return;
+  if (!client_ready_ || IsExtensionTask(task)) return;  // invariant 7
   sink_.SendResponse(EncodeNotification("notifications/tasks/status", TaskJson(task)));
+}
+
+std::string TaskManager::TaskOfWork(uint64_t generation) const {
+  for (const auto& [task_id, live] : live_) {
+    if (live.generation == generation) return task_id;
+  }
+  return std::string();
 }
 
 void TaskManager::ShutDown() {

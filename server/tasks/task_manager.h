@@ -1,8 +1,10 @@
-// TaskManager: MCP 2025-11-25 durable tasks on the loop thread (TASK-1, TASK-2). It answers
-// tasks/get, tasks/list, tasks/result and tasks/cancel, creates a task for a task-augmented
-// tools/call, and turns the fate of a task's work (from the RequestCoordinator) into durable
-// task state. Every read and write goes through the TaskStoreThread; answers come back
-// through EventLoop::Post.
+// TaskManager: durable tasks on the loop thread (TASK-1, TASK-2, TASKX-1), for both the MCP
+// 2025-11-25 tasks (SEP-1686) and the 2026-07-28 tasks extension (SEP-2663): one store, each
+// answer in the dialect of the request it answers (task_wire.h). It answers tasks/get,
+// tasks/list, tasks/result, tasks/cancel and tasks/update, creates a task for a
+// task-augmented tools/call (or a call the server makes a task), and turns the fate of a
+// task's work (from the RequestCoordinator) into durable task state. Every read and write
+// goes through the TaskStoreThread; answers come back through EventLoop::Post.
 //
 // Files: task_manager.cc (request tracking, notifications, upkeep), task_creation.cc,
 // task_methods.cc (tasks/get|list|result|cancel), task_lifecycle.cc (the work's fate).
@@ -29,6 +31,13 @@
 //     notifications/initialized; status notifications carry the full Task.
 //  6. Shutdown leaves unfinished tasks `working` in the file: the next start-up (or another
 //     keel on the same file) recovers them (see task_recovery.h).
+//  7. Extension dialect: tasks/cancel and tasks/update answer an empty acknowledgement, and
+//     cancelling a terminal task is acknowledged the same (only an unknown or expired id is
+//     -32602). A promoted call (Promote) is answered with its CreateTaskResult once its row
+//     is committed, like a creation; its work runs on meanwhile. Extension tasks get no
+//     notifications/tasks/status (the extension has none outside subscriptions/listen).
+//     keel's task work never asks for input mid-run (approvals are asked before a task
+//     exists), so no task is ever input_required and tasks/update has nothing to apply.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +51,7 @@
 
 #include "ledger/task_store.h"
 #include "protocol/mcp_era.h"
+#include "server/tasks/task_wire.h"
 #include "server/call/call_answer.h"
 #include "server/call/settlement.h"
 #include "server/runtime/event_loop.h"
@@ -76,6 +86,8 @@ class TaskManager {
               std::function<int64_t()> now_ms);
 
   void set_start(StartFn fn) { start_ = std::move(fn); }
+  // How extension-dialect answers name the server (protocol/mcp_era.h); must outlive this.
+  void set_stamp(const ResultStamp* stamp) { stamp_ = stamp; }
   void set_cancel_work(CancelWorkFn fn) { cancel_work_ = std::move(fn); }
 
   // A validated task-augmented tools/call.
@@ -88,18 +100,40 @@ class TaskManager {
     std::string idempotency_key;              // empty: none
     std::string fingerprint;                  // of (tool, arguments) when keyed
     Json progress_token;                      // null: no progress notifications
+    TaskDialect dialect = TaskDialect::kLegacy;  // how the creation is answered
   };
   // No room for another task (--max-tasks), counting creations not yet committed.
   bool AtLimit() const { return live_.size() + creating_ >= options_.max_tasks; }
   void Create(CreateRequest request);
 
+  // A modern tools/call still running that the server makes a task (--task-after): its work
+  // goes on as generation `generation` (the caller moves it to the task in the coordinator,
+  // RequestCoordinator::PromoteToTask, right after this returns). Request `id` is answered
+  // with the CreateTaskResult once the row is committed (invariant 7). Returns the row.
+  struct PromoteRequest {
+    Json id;
+    ExchangeId exchange = kNoExchange;
+    std::string task_id;  // NewTaskId(), chosen by the caller
+    std::string tool;
+    Json params;  // {name, arguments, _meta}
+    std::optional<int64_t> requested_ttl_ms;
+    uint64_t generation = 0;
+  };
+  TaskRecord Promote(PromoteRequest request);
+  // The task whose work is generation `generation` (a promoted call's worker does not know
+  // it); empty when none.
+  std::string TaskOfWork(uint64_t generation) const;
   // The tasks/* methods (task_methods.cc), decoded (protocol/mcp_types.h), for request `id`
   // that came on `exchange`. tasks/list's result goes out as `wire`'s era writes it.
-  void Get(const Json& id, ExchangeId exchange, const GetTaskRequest& request);
+  void Get(const Json& id, ExchangeId exchange, const GetTaskRequest& request,
+           TaskDialect dialect);
   void List(const Json& id, ExchangeId exchange, const ListTasksRequest& request,
             const WireForm& wire);
   void Result(const Json& id, ExchangeId exchange, const TaskResultRequest& request);
-  void Cancel(const Json& id, ExchangeId exchange, const CancelTaskRequest& request);
+  void Cancel(const Json& id, ExchangeId exchange, const CancelTaskRequest& request,
+              TaskDialect dialect);
+  // Extension only (invariant 7).
+  void Update(const Json& id, ExchangeId exchange, const UpdateTaskRequest& request);
 
   // The coordinator settled a task's work (its on_settle).
   void OnSettled(const std::string& task_id, CallState state, CallAnswer answer);
@@ -154,7 +188,8 @@ class TaskManager {
   // Invariant 5: answers (or drops, when cancelled) a tracked request.
   void Track(const Json& id, ExchangeId exchange);
   void Answer(const Json& id, const std::string& line);
-  void AnswerResult(const Json& id, const Json& result);
+  void AnswerResult(const Json& id, const Json& result,
+                    TaskDialect dialect = TaskDialect::kLegacy);
   void AnswerError(const Json& id, int code, const std::string& message, const Json& data = Json());
   // tasks/result for a terminal task: its outcome, or the cancelled error.
   void AnswerOutcome(const Json& id, const TaskRecord& task);
@@ -162,12 +197,14 @@ class TaskManager {
 
   // Creation (task_creation.cc): the row is committed (or not); answer, then start.
   void OnCreated(const Json& id, Json progress_token, const TaskStore::Created& created,
-                 const std::string& error);
+                 const std::string& error, TaskDialect dialect);
+  void OnPromoted(const Json& id, const std::string& task_id, const TaskStore::Created& created,
+                  const std::string& error);
   void CancelUnannounced(const Json& id, const std::string& task_id);
-  void StartWork(const Json& id, const TaskRecord& task, Json progress_token);
+  void StartWork(const Json& id, const TaskRecord& task, Json progress_token, TaskDialect dialect);
   // tasks/cancel of a task this process runs, or of one only the store knows.
-  void CancelLive(const Json& id, Live& live, int64_t now);
-  void CancelStored(const Json& id, const std::string& task_id, int64_t now);
+  void CancelLive(const Json& id, Live& live, int64_t now, TaskDialect dialect);
+  void CancelStored(const Json& id, const std::string& task_id, int64_t now, TaskDialect dialect);
 
   // Writes the decided terminal state of a live task, then answers its waiters.
   void Persist(const std::string& task_id);
@@ -187,6 +224,7 @@ class TaskManager {
   std::function<int64_t()> now_ms_;
   StartFn start_;
   CancelWorkFn cancel_work_;
+  const ResultStamp* stamp_ = nullptr;
 
   std::unordered_map<std::string, Live> live_;  // task id -> a task this process runs
   size_t creating_ = 0;                         // creations waiting for their commit

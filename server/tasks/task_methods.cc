@@ -1,5 +1,6 @@
-// TaskManager: the tasks/get, tasks/list, tasks/result and tasks/cancel methods (TASK-1,
-// TASK-2). Live tasks are answered from the loop's view, others from the task store.
+// TaskManager: the tasks/get, tasks/list, tasks/result, tasks/cancel and tasks/update methods
+// (TASK-1, TASK-2, TASKX-1). Live tasks are answered from the loop's view, others from the
+// task store; each answer in the dialect of the request (task_wire.h).
 #include <cstdint>
 
 #include <spdlog/spdlog.h>
@@ -37,13 +38,30 @@ bool TaskManager::AnswerIfUnavailable(const Json& id, const std::string& task_id
   return true;
 }
 
-void TaskManager::Get(const Json& id, ExchangeId exchange, const GetTaskRequest& request) {
+void TaskManager::Get(const Json& id, ExchangeId exchange, const GetTaskRequest& request,
+                      TaskDialect dialect) {
   Track(id, exchange);
   Store<std::optional<TaskRecord>>(
       [task_id = request.task_id](TaskStore& store) { return store.Get(task_id); },
-      [this, id, task_id = request.task_id](std::optional<TaskRecord> task, std::string error) {
+      [this, id, task_id = request.task_id, dialect](std::optional<TaskRecord> task,
+                                                     std::string error) {
         if (AnswerIfUnavailable(id, task_id, task, error, "retrieve")) return;
+        if (dialect == TaskDialect::kExtension) {
+          return AnswerResult(id, ExtensionDetailedTask(*task), dialect);
+        }
         AnswerResult(id, WithRelatedTask(TaskJson(*task), task_id));
+      });
+}
+
+void TaskManager::Update(const Json& id, ExchangeId exchange, const UpdateTaskRequest& request) {
+  Track(id, exchange);
+  // Invariant 7: no task of keel's waits for input, so every key is one not outstanding,
+  // which the extension says to ignore; the task must still exist.
+  Store<std::optional<TaskRecord>>(
+      [task_id = request.task_id](TaskStore& store) { return store.Get(task_id); },
+      [this, id, task_id = request.task_id](std::optional<TaskRecord> task, std::string error) {
+        if (AnswerIfUnavailable(id, task_id, task, error, "update")) return;
+        AnswerResult(id, Json::object(), TaskDialect::kExtension);
       });
 }
 
@@ -118,17 +136,21 @@ void TaskManager::Result(const Json& id, ExchangeId exchange, const TaskResultRe
       });
 }
 
-void TaskManager::Cancel(const Json& id, ExchangeId exchange, const CancelTaskRequest& request) {
+void TaskManager::Cancel(const Json& id, ExchangeId exchange, const CancelTaskRequest& request,
+                         TaskDialect dialect) {
   Track(id, exchange);
   const int64_t now = now_ms_();
   if (auto it = live_.find(request.task_id); it != live_.end()) {
-    return CancelLive(id, it->second, now);
+    return CancelLive(id, it->second, now, dialect);
   }
-  CancelStored(id, request.task_id, now);
+  CancelStored(id, request.task_id, now, dialect);
 }
 
-void TaskManager::CancelLive(const Json& id, Live& live, int64_t now) {
+void TaskManager::CancelLive(const Json& id, Live& live, int64_t now, TaskDialect dialect) {
   if (IsTerminal(live.record.status)) {
+    if (dialect == TaskDialect::kExtension) {  // invariant 7: the same acknowledgement
+      return AnswerResult(id, Json::object(), dialect);
+    }
     return AnswerError(id, kInvalidParams, AlreadyTerminal(live.record.status),
                        Json{{"taskId", live.record.task_id}});
   }
@@ -142,7 +164,7 @@ void TaskManager::CancelLive(const Json& id, Live& live, int64_t now) {
   cancel_work_(live.generation);
   Store<bool>([task_id = decided.task_id,
                now](TaskStore& store) { return store.Cancel(task_id, kCancelRequested, now); },
-              [this, id, decided](bool written, std::string error) {
+              [this, id, decided, dialect](bool written, std::string error) {
                 auto it = live_.find(decided.task_id);
                 if (it == live_.end()) return;  // cannot happen: erased only with no write pending
                 Live& live = it->second;
@@ -152,7 +174,11 @@ void TaskManager::CancelLive(const Json& id, Live& live, int64_t now) {
                                 error.empty() ? "the row is gone or terminal" : error);
                 }
                 live.terminal_written = true;
-                AnswerResult(id, WithRelatedTask(TaskJson(decided), decided.task_id));
+                if (dialect == TaskDialect::kExtension) {
+                  AnswerResult(id, Json::object(), dialect);
+                } else {
+                  AnswerResult(id, WithRelatedTask(TaskJson(decided), decided.task_id));
+                }
                 NotifyStatus(decided);
                 for (const Json& waiter : live.waiters) AnswerOutcome(waiter, decided);
                 live.waiters.clear();
@@ -160,7 +186,8 @@ void TaskManager::CancelLive(const Json& id, Live& live, int64_t now) {
               });
 }
 
-void TaskManager::CancelStored(const Json& id, const std::string& task_id, int64_t now) {
+void TaskManager::CancelStored(const Json& id, const std::string& task_id, int64_t now,
+                               TaskDialect dialect) {
   // Not run here: a task of an earlier (or another) keel process, or a finished one.
   struct Outcome {
     std::optional<TaskRecord> task;
@@ -177,13 +204,17 @@ void TaskManager::CancelStored(const Json& id, const std::string& task_id, int64
         outcome.task = store.Get(task_id);
         return outcome;
       },
-      [this, id, task_id](Outcome outcome, std::string error) {
+      [this, id, task_id, dialect](Outcome outcome, std::string error) {
         if (AnswerIfUnavailable(id, task_id, outcome.task, error, "cancel")) return;
-        if (!outcome.cancelled) {
+        if (dialect == TaskDialect::kExtension) {  // invariant 7: terminal or not, acknowledged
+          AnswerResult(id, Json::object(), dialect);
+        } else if (!outcome.cancelled) {
           return AnswerError(id, kInvalidParams, AlreadyTerminal(outcome.task->status),
                              Json{{"taskId", task_id}});
+        } else {
+          AnswerResult(id, WithRelatedTask(TaskJson(*outcome.task), task_id));
         }
-        AnswerResult(id, WithRelatedTask(TaskJson(*outcome.task), task_id));
+        if (!outcome.cancelled) return;
         NotifyStatus(*outcome.task);
       });
 }

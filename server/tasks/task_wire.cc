@@ -1,9 +1,89 @@
 #include "server/tasks/task_wire.h"
 
+#include "protocol/error_codes.h"
 #include "protocol/iso_time.h"
+#include "protocol/mcp_envelope.h"
 #include "server/runtime/random_hex.h"
 
 namespace keel {
+namespace {
+
+// The structured error of a keel interruption (task_recovery.cc, a shutdown before the work
+// started), or null.
+const Json* Interruption(const TaskRecord& task) {
+  if (!task.result.is_object()) return nullptr;
+  const auto structured = task.result.find("structuredContent");
+  if (structured == task.result.end() || !structured->is_object()) return nullptr;
+  const auto error = structured->find("error");
+  if (error == structured->end() || !error->is_object()) return nullptr;
+  const auto type = error->find("type");
+  if (type == error->end() || *type != "interrupted") return nullptr;
+  return &*error;
+}
+
+// The text of a result's first content block; empty when it has none.
+std::string FirstBlockText(const Json& result) {
+  const auto content = result.find("content");
+  if (content == result.end() || !content->is_array() || content->empty()) return std::string();
+  const Json& block = content->front();
+  const auto text = block.find("text");
+  return text != block.end() && text->is_string() ? text->get<std::string>() : std::string();
+}
+
+// The extension's status of a row (the header's Status rule).
+std::string_view ExtensionStatus(const TaskRecord& task) {
+  if (task.status == TaskStatus::kFailed && !task.error.is_object() &&
+      Interruption(task) == nullptr && task.result.is_object()) {
+    return "completed";
+  }
+  return TaskStatusName(task.status);
+}
+
+}  // namespace
+
+bool IsExtensionTask(const TaskRecord& task) {
+  if (!task.request.is_object()) return false;
+  const auto meta = task.request.find("_meta");
+  return meta != task.request.end() && meta->is_object() &&
+         meta->contains(std::string(kMetaProtocolVersion));
+}
+
+Json ExtensionTaskJson(const TaskRecord& task) {
+  Json json = {{"taskId", task.task_id}, {"status", std::string(ExtensionStatus(task))}};
+  if (!task.status_message.empty()) json["statusMessage"] = task.status_message;
+  json["createdAt"] = IsoTime(task.created_ms);
+  json["lastUpdatedAt"] = IsoTime(task.updated_ms);
+  json["ttlMs"] = task.ttl_ms ? Json(*task.ttl_ms) : Json(nullptr);
+  json["pollIntervalMs"] = task.poll_interval_ms;
+  return json;
+}
+
+Json ExtensionCreateTaskResult(const TaskRecord& task) {
+  Json json = ExtensionTaskJson(task);
+  json["resultType"] = "task";
+  return json;
+}
+
+Json ExtensionDetailedTask(const TaskRecord& task) {
+  Json json = ExtensionTaskJson(task);
+  const std::string status = json["status"].get<std::string>();
+  if (status == "completed" && task.result.is_object()) {
+    json["result"] = task.result;
+  } else if (status == "failed") {
+    if (task.error.is_object()) {
+      json["error"] = task.error;
+    } else {
+      const Json* interruption = Interruption(task);
+      std::string message = task.status_message;
+      if (message.empty()) message = FirstBlockText(task.result);
+      if (message.empty()) message = "Task failed";
+      json["error"] = {{"code", kInternalError},
+                       {"message", std::move(message)},
+                       {"data", interruption != nullptr ? *interruption : Json::object()}};
+    }
+  }
+  return json;
+}
 
 Json TaskJson(const TaskRecord& task) {
   Json json = {{"taskId", task.task_id}, {"status", std::string(TaskStatusName(task.status))}};

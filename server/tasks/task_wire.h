@@ -1,7 +1,18 @@
-// The MCP 2025-11-25 wire shapes of durable tasks. Pure functions.
+// The wire shapes of durable tasks, one row rendered in two dialects. Pure functions.
+//
+// MCP 2025-11-25 (SEP-1686, legacy sessions):
 //   Task: {taskId, status, statusMessage?, createdAt, lastUpdatedAt, ttl (number|null),
 //          pollInterval}; createdAt and lastUpdatedAt are ISO 8601 UTC, always present.
 //   related-task _meta: {"io.modelcontextprotocol/related-task": {"taskId": ...}}
+// MCP 2026-07-28 tasks extension (SEP-2663, reference/mcp-2026-07-28.md §6):
+//   Task: {taskId, status, statusMessage?, createdAt, lastUpdatedAt, ttlMs (number|null),
+//          pollIntervalMs}; CreateTaskResult is the Task with resultType "task" (flat);
+//   tasks/get adds the outcome inline: `result` for completed, `error` for failed.
+//   Status: the extension keeps `failed` for JSON-RPC errors. A stored `failed` whose
+//   outcome is a tool result with isError (the tool failed, or timed out) is `completed`
+//   with that result, exactly what the call would have answered; keel's own interruptions
+//   (a restart or shutdown: structuredContent.error.type "interrupted") stay `failed`, with
+//   an error {code -32603, message, data: the structured error}.
 #pragma once
 
 #include <string>
@@ -17,7 +28,17 @@ using Json = nlohmann::json;
 
 inline constexpr std::string_view kRelatedTaskKey = "io.modelcontextprotocol/related-task";
 
+// How a task is spoken of: by the request that asks (tasks/*), or, for what keel sends on
+// its own (a creation's answer), by the request that made it.
+enum class TaskDialect { kLegacy, kExtension };
+// A task made by a 2026-07-28 request (its stored request carries the modern envelope).
+bool IsExtensionTask(const TaskRecord& task);
+
 Json TaskJson(const TaskRecord& task);
+// The extension's Task, its CreateTaskResult, and its DetailedTask (tasks/get).
+Json ExtensionTaskJson(const TaskRecord& task);
+Json ExtensionCreateTaskResult(const TaskRecord& task);
+Json ExtensionDetailedTask(const TaskRecord& task);
 // {"io.modelcontextprotocol/related-task": {"taskId": task_id}}
 Json RelatedTaskMeta(std::string_view task_id);
 // `result` (a CallToolResult, a Task result) with the related-task key added to its _meta:

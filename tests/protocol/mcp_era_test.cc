@@ -132,7 +132,7 @@ TEST_CASE("a tasks/list result is written as it is in every era with tasks") {
   CHECK(ToWire(kTasks, page) == Json(page));
 }
 
-const WireForm kModern = ModernWireForm();
+const WireForm kModern = ModernWireForm(false);
 const Implementation kKeel{"keel", "", "1.2.3"};
 
 TEST_CASE("a modern request's era is 2026-07-28 without tasks", "[ERA-1]") {
