@@ -113,8 +113,7 @@ class RequestCoordinator {
   // progress is taken back, its maximum clock becomes `max` (from its acceptance; idle is
   // unchanged) and its outcome goes to `on_settle`. False when no unsettled call answers
   // `request_id`.
-  bool PromoteToTask(const Json& request_id, std::string task_id, Duration max,
-                     SettleFn on_settle);
+  bool PromoteToTask(const Json& request_id, std::string task_id, Duration max, SettleFn on_settle);
   // tasks/cancel: settles the task's work as cancelled (on_settle runs) and cancels it.
   // False if it had settled already.
   bool CancelTask(uint64_t generation);

@@ -38,7 +38,8 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
   });
   // Every call's answer as its request's era writes it.
   coordinator_.set_result_encoder([this](const CallIdentity& call, const Json& result) {
-    return EncodeResultAs(call.modern ? ModernWireForm(tasks_ != nullptr) : wire_, call.request_id, result, stamp_);
+    return EncodeResultAs(call.modern ? ModernWireForm(tasks_ != nullptr) : wire_, call.request_id,
+                          result, stamp_);
   });
   coordinator_.set_on_released([this] { pool_.Release(); });
   if (options_.trace != nullptr) {

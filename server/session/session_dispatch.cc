@@ -118,28 +118,27 @@ void Session::DecodeAndServe(const RequestContext& request, McpMethod method, Js
 void Session::Serve(const RequestContext& request, McpRequest& decoded, Tool* tool) {
   const Json& id = request.id;
   const ExchangeId exchange = request.exchange;
-  std::visit(Overloaded{
-                 [&](InitializeRequest& initialize) { Initialize(id, initialize); },
-                 [&](PingRequest&) { Reply(request, Json::object()); },
-                 [&](DiscoverRequest&) { Discover(request); },
-                 [&](ListToolsRequest& list) { ListTools(request, list); },
-                 [&](CallToolRequest& call) { CallTool(request, *tool, std::move(call)); },
-                 [&](SetLevelRequest& set_level) {
-                   client_log_.SetLevel(set_level.level);
-                   Reply(request, Json::object());
-                 },
-                 // tasks/* exist only in an era with tasks, so only with a task store.
-                 [&](GetTaskRequest& get) {
-                   tasks_->Get(id, exchange, get, DialectOf(request.wire));
-                 },
-                 [&](TaskResultRequest& result) { tasks_->Result(id, exchange, result); },
-                 [&](ListTasksRequest& list) { tasks_->List(id, exchange, list, request.wire); },
-                 [&](CancelTaskRequest& cancel) {
-                   tasks_->Cancel(id, exchange, cancel, DialectOf(request.wire));
-                 },
-                 [&](UpdateTaskRequest& update) { tasks_->Update(id, exchange, update); },
-             },
-             decoded);
+  std::visit(
+      Overloaded{
+          [&](InitializeRequest& initialize) { Initialize(id, initialize); },
+          [&](PingRequest&) { Reply(request, Json::object()); },
+          [&](DiscoverRequest&) { Discover(request); },
+          [&](ListToolsRequest& list) { ListTools(request, list); },
+          [&](CallToolRequest& call) { CallTool(request, *tool, std::move(call)); },
+          [&](SetLevelRequest& set_level) {
+            client_log_.SetLevel(set_level.level);
+            Reply(request, Json::object());
+          },
+          // tasks/* exist only in an era with tasks, so only with a task store.
+          [&](GetTaskRequest& get) { tasks_->Get(id, exchange, get, DialectOf(request.wire)); },
+          [&](TaskResultRequest& result) { tasks_->Result(id, exchange, result); },
+          [&](ListTasksRequest& list) { tasks_->List(id, exchange, list, request.wire); },
+          [&](CancelTaskRequest& cancel) {
+            tasks_->Cancel(id, exchange, cancel, DialectOf(request.wire));
+          },
+          [&](UpdateTaskRequest& update) { tasks_->Update(id, exchange, update); },
+      },
+      decoded);
 }
 
 void Session::Initialize(const Json& id, const InitializeRequest& request) {
@@ -194,9 +193,8 @@ void Session::CallToolModern(const RequestContext& request, Tool& tool, CallTool
                         DeclaresTasksExtension(*request.client_capabilities);
   if (tasks_ != nullptr && support == TaskSupport::kRequired) {
     if (!declared) {
-      return ReplyError(request.id,
-                        TasksExtensionRequired("tool '" + tool.spec().name +
-                                               "' (its taskSupport is 'required')"));
+      return ReplyError(request.id, TasksExtensionRequired("tool '" + tool.spec().name +
+                                                           "' (its taskSupport is 'required')"));
     }
     return CreateTask(request, tool, std::move(call));
   }

@@ -175,7 +175,8 @@ void TaskManager::OnPromoted(const Json& id, const std::string& task_id,
     // The client gave the call up before keel answered: nobody will ever learn the task
     // id, so the task is cancelled (its answer, now untracked, goes nowhere).
     pending_.erase(pending);
-    if (!IsTerminal(live.record.status)) return CancelLive(id, live, now_ms_(), TaskDialect::kExtension);
+    if (!IsTerminal(live.record.status))
+      return CancelLive(id, live, now_ms_(), TaskDialect::kExtension);
     return EraseIfDone(task_id);
   }
   AnswerResult(id, ExtensionCreateTaskResult(created.task), TaskDialect::kExtension);

@@ -51,11 +51,11 @@
 
 #include "ledger/task_store.h"
 #include "protocol/mcp_era.h"
-#include "server/tasks/task_wire.h"
 #include "server/call/call_answer.h"
 #include "server/call/settlement.h"
 #include "server/runtime/event_loop.h"
 #include "server/tasks/task_store_thread.h"
+#include "server/tasks/task_wire.h"
 #include "server/transport/exchange.h"
 #include "server/transport/output_sink.h"
 
@@ -96,10 +96,10 @@ class TaskManager {
     ExchangeId exchange = kNoExchange;  // where it came on: its close cancels the creation
     std::string tool;
     Json params;  // {name, arguments, _meta?}, stored as the task's request
-    std::optional<int64_t> requested_ttl_ms;  // params.task.ttl
-    std::string idempotency_key;              // empty: none
-    std::string fingerprint;                  // of (tool, arguments) when keyed
-    Json progress_token;                      // null: no progress notifications
+    std::optional<int64_t> requested_ttl_ms;     // params.task.ttl
+    std::string idempotency_key;                 // empty: none
+    std::string fingerprint;                     // of (tool, arguments) when keyed
+    Json progress_token;                         // null: no progress notifications
     TaskDialect dialect = TaskDialect::kLegacy;  // how the creation is answered
   };
   // No room for another task (--max-tasks), counting creations not yet committed.
@@ -125,8 +125,7 @@ class TaskManager {
   std::string TaskOfWork(uint64_t generation) const;
   // The tasks/* methods (task_methods.cc), decoded (protocol/mcp_types.h), for request `id`
   // that came on `exchange`. tasks/list's result goes out as `wire`'s era writes it.
-  void Get(const Json& id, ExchangeId exchange, const GetTaskRequest& request,
-           TaskDialect dialect);
+  void Get(const Json& id, ExchangeId exchange, const GetTaskRequest& request, TaskDialect dialect);
   void List(const Json& id, ExchangeId exchange, const ListTasksRequest& request,
             const WireForm& wire);
   void Result(const Json& id, ExchangeId exchange, const TaskResultRequest& request);
@@ -188,8 +187,7 @@ class TaskManager {
   // Invariant 5: answers (or drops, when cancelled) a tracked request.
   void Track(const Json& id, ExchangeId exchange);
   void Answer(const Json& id, const std::string& line);
-  void AnswerResult(const Json& id, const Json& result,
-                    TaskDialect dialect = TaskDialect::kLegacy);
+  void AnswerResult(const Json& id, const Json& result, TaskDialect dialect = TaskDialect::kLegacy);
   void AnswerError(const Json& id, int code, const std::string& message, const Json& data = Json());
   // tasks/result for a terminal task: its outcome, or the cancelled error.
   void AnswerOutcome(const Json& id, const TaskRecord& task);

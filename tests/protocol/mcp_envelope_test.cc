@@ -102,4 +102,23 @@ TEST_CASE("a clientInfo of any shape is neither read nor refused", "[ERA-1]") {
   }
 }
 
+TEST_CASE(
+    "only extensions[io.modelcontextprotocol/tasks] as an object declares the tasks "
+    "extension",
+    "[TASKX-1]") {
+  CHECK(DeclaresTasksExtension(
+      Json::parse(R"({"extensions":{"io.modelcontextprotocol/tasks":{}}})")));
+  CHECK(DeclaresTasksExtension(
+      Json::parse(R"({"elicitation":{},"extensions":{"io.modelcontextprotocol/tasks":{"x":1}}})")));
+  CHECK_FALSE(DeclaresTasksExtension(Json()));
+  CHECK_FALSE(DeclaresTasksExtension(Json::object()));
+  CHECK_FALSE(
+      DeclaresTasksExtension(Json::parse(R"({"tasks":{"requests":{"tools":{"call":{}}}}})")));
+  CHECK_FALSE(DeclaresTasksExtension(
+      Json::parse(R"({"extensions":{"io.modelcontextprotocol/tasks":true}})")));
+  CHECK_FALSE(
+      DeclaresTasksExtension(Json::parse(R"({"extensions":["io.modelcontextprotocol/tasks"]})")));
+  CHECK_FALSE(DeclaresTasksExtension(Json::parse(R"({"extensions":{"other":{}}})")));
+}
+
 }  // namespace keel::mcp_envelope_test

@@ -153,10 +153,50 @@ TEST_CASE("the modern era has server/discover, tools/list and tools/call and not
   }
 }
 
-TEST_CASE("params.task of a modern tools/call is dropped unread", "[ERA-1]") {
-  const auto decoded =
-      DecodeRequest(kModern, McpMethod::kCallTool, {{"name", "sleep"}, {"task", {{"ttl", 5}}}});
-  CHECK_FALSE(As<CallToolRequest>(decoded).task);
+const WireForm kModernTasks = ModernWireForm(true);
+
+TEST_CASE("params.task of a modern tools/call is dropped unread, tasks extension or not",
+          "[ERA-1][TASKX-1]") {
+  for (const WireForm& wire : {kModern, kModernTasks}) {
+    const auto decoded =
+        DecodeRequest(wire, McpMethod::kCallTool, {{"name", "sleep"}, {"task", {{"ttl", 5}}}});
+    CHECK_FALSE(As<CallToolRequest>(decoded).task);
+  }
+}
+
+TEST_CASE("with a task store the modern era has tasks/get, tasks/update and tasks/cancel only",
+          "[TASKX-1][ERA-3]") {
+  CHECK(MethodOf(kModernTasks, "tasks/get") == McpMethod::kGetTask);
+  CHECK(MethodOf(kModernTasks, "tasks/cancel") == McpMethod::kCancelTask);
+  CHECK(MethodOf(kModernTasks, "tasks/update") == McpMethod::kUpdateTask);
+  CHECK_FALSE(MethodOf(kModernTasks, "tasks/result"));
+  CHECK_FALSE(MethodOf(kModernTasks, "tasks/list"));
+  CHECK_FALSE(MethodOf(kModern, "tasks/update"));
+  CHECK_FALSE(MethodOf(kTasks, "tasks/update"));  // legacy: SEP-1686 has no update
+}
+
+TEST_CASE("tasks/update needs a taskId and an inputResponses object", "[TASKX-1]") {
+  const auto ok = DecodeRequest(kModernTasks, McpMethod::kUpdateTask,
+                                {{"taskId", "t"}, {"inputResponses", {{"k", 1}}}});
+  CHECK(As<UpdateTaskRequest>(ok) == UpdateTaskRequest{"t", {{"k", 1}}});
+  CHECK_FALSE(
+      DecodeRequest(kModernTasks, McpMethod::kUpdateTask, {{"inputResponses", Json::object()}})
+          .ok());
+  CHECK_FALSE(
+      DecodeRequest(kModernTasks, McpMethod::kUpdateTask, {{"taskId", "t"}, {"inputResponses", 1}})
+          .ok());
+}
+
+TEST_CASE("server/discover offers the tasks extension, never the legacy tasks capability",
+          "[TASKX-1][ERA-2]") {
+  const Json with = ToWire(kModernTasks, DiscoverResultFor(kModernTasks, "", CacheHints{}));
+  CHECK(with["capabilities"]["extensions"] ==
+        Json{{"io.modelcontextprotocol/tasks", Json::object()}});
+  CHECK_FALSE(with["capabilities"].contains("tasks"));
+  const Json without = ToWire(kModern, DiscoverResultFor(kModern, "", CacheHints{}));
+  CHECK_FALSE(without["capabilities"].contains("extensions"));
+  const Json legacy = ToWire(kTasks, InitializeResultFor(kTasks, Implementation{}, ""));
+  CHECK_FALSE(legacy["capabilities"].contains("extensions"));
 }
 
 TEST_CASE("a legacy tools/call leaves inputResponses and requestState unread", "[MRTR-1]") {
