@@ -3,6 +3,7 @@
 // call's tracer (OBS-1) from its start to its settle. The worker side is the CallRunner's.
 #include "protocol/mcp_version.h"
 #include "server/session/session.h"
+#include "server/tasks/task_wire.h"
 
 namespace keel {
 
@@ -38,6 +39,7 @@ void Session::AdmitCall(const RequestContext& request, Tool& tool, Json argument
   if (may_become_task) {
     params = {{"name", spec.name}, {"arguments", arguments}};
     if (!meta.is_null()) params["_meta"] = meta;
+    MarkExtensionRequest(params);
   }
   RequestCoordinator::Admitted admitted =
       coordinator_.Begin(std::move(call.identity), std::move(progress_token), limits);

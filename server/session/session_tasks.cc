@@ -59,6 +59,7 @@ void Session::CreateTask(const RequestContext& call_request, Tool& tool, CallToo
                   : Fingerprint(spec.name, IntentArguments(arguments, spec.key_components));
   request.params = {{"name", spec.name}, {"arguments", std::move(arguments)}};
   if (!meta.is_null()) request.params["_meta"] = std::move(meta);
+  if (modern) MarkExtensionRequest(request.params);
   request.requested_ttl_ms = ttl;
   request.idempotency_key = key;
   // The extension sends no progress for tasks.

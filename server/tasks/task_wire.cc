@@ -3,6 +3,7 @@
 #include "protocol/error_codes.h"
 #include "protocol/iso_time.h"
 #include "protocol/mcp_envelope.h"
+#include "protocol/mcp_version.h"
 #include "server/runtime/random_hex.h"
 
 namespace keel {
@@ -46,6 +47,12 @@ bool IsExtensionTask(const TaskRecord& task) {
   const auto meta = task.request.find("_meta");
   return meta != task.request.end() && meta->is_object() &&
          meta->contains(std::string(kMetaProtocolVersion));
+}
+
+void MarkExtensionRequest(Json& params) {
+  Json& meta = params["_meta"];
+  if (!meta.is_object()) meta = Json::object();
+  meta[std::string(kMetaProtocolVersion)] = std::string(kModernProtocolVersion);
 }
 
 Json ExtensionTaskJson(const TaskRecord& task) {

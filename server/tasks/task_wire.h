@@ -31,8 +31,13 @@ inline constexpr std::string_view kRelatedTaskKey = "io.modelcontextprotocol/rel
 // How a task is spoken of: by the request that asks (tasks/*), or, for what keel sends on
 // its own (a creation's answer), by the request that made it.
 enum class TaskDialect { kLegacy, kExtension };
-// A task made by a 2026-07-28 request (its stored request carries the modern envelope).
+// A task made by a 2026-07-28 request: its stored request's _meta names the version
+// (MarkExtensionRequest; admission keeps only the _meta keys keel reads, so the creator
+// marks it).
 bool IsExtensionTask(const TaskRecord& task);
+// Marks `params` ({name, arguments, _meta?}), a task's request, as made by a 2026-07-28
+// request.
+void MarkExtensionRequest(Json& params);
 
 Json TaskJson(const TaskRecord& task);
 // The extension's Task, its CreateTaskResult, and its DetailedTask (tasks/get).

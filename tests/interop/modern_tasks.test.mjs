@@ -306,7 +306,7 @@ sdk2KeelTest('a long call promoted by --task-after 300: declaring sleep {ms: 150
   assert.deepEqual(k.errors, []);
 });
 
-sdk2KeelTest('a promoted call with progress: progress {steps: 8, interval_ms: 100} with onprogress becomes a task after --task-after 300, keel sends no progress after the CreateTaskResult, and tasks/get completes with "done 8 steps" (TASKX-1, TMO-1, ERA-5)', { mode: PIN, args: ['--task-after', '300', '--task-poll-interval', String(POLL_MS)], clientOptions: { capabilities: DECLARING } }, async (k, t) => {
+sdk2KeelTest('a promoted call with progress: progress {steps: 8, interval_ms: 100} with onprogress becomes a task after --task-after 300, keel sends no progress after the CreateTaskResult, and tasks/get completes with "done 8 steps" (TASKX-1, TMO-1)', { mode: PIN, args: ['--task-after', '300', '--task-poll-interval', String(POLL_MS)], clientOptions: { capabilities: DECLARING } }, async (k, t) => {
   const updates = [];
   const created = await callToolExpectingTask(k, { name: 'progress', arguments: { steps: 8, interval_ms: 100 } },
     { ...reqOpts, onprogress: (p) => updates.push(p) });

@@ -98,8 +98,13 @@ TEST_CASE("a task is the extension's when its stored request carries the modern 
   CHECK_FALSE(IsExtensionTask(task));
   task.request = {{"name", "sleep"}, {"_meta", {{"progressToken", 1}}}};
   CHECK_FALSE(IsExtensionTask(task));
-  task.request["_meta"]["io.modelcontextprotocol/protocolVersion"] = "2026-07-28";
+  MarkExtensionRequest(task.request);
   CHECK(IsExtensionTask(task));
+  CHECK(task.request["_meta"]["progressToken"] == 1);
+  TaskRecord bare = Row(TaskStatus::kWorking);
+  bare.request = {{"name", "sleep"}};
+  MarkExtensionRequest(bare.request);
+  CHECK(IsExtensionTask(bare));
 }
 
 }  // namespace
