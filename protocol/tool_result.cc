@@ -35,4 +35,16 @@ Json ErrorResult(std::string_view text, const Json& error) {
   return result;
 }
 
+Json AskForInput(Json input_requests, std::string_view tool_state) {
+  Json result = {{"resultType", "input_required"}, {"inputRequests", std::move(input_requests)}};
+  if (!tool_state.empty()) result["requestState"] = std::string(tool_state);
+  return result;
+}
+
+bool IsInputRequired(const Json& result) {
+  if (!result.is_object()) return false;
+  const auto type = result.find("resultType");
+  return type != result.end() && *type == "input_required";
+}
+
 }  // namespace keel

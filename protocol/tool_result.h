@@ -21,4 +21,14 @@ const Json* StructuredErrorOf(const Json& result);
 // structuredContent {"error": error}.
 Json ErrorResult(std::string_view text, const Json& error = Json());
 
+// A tool's question for the client (MCP 2026-07-28 multi round-trip requests): the answer a
+// tool of ToolSpec::asks_for_input gives when it needs input to go on. `input_requests` maps
+// keys the tool chooses to {method, params} (elicitation/create, sampling/createMessage,
+// roots/list); `tool_state`, when not empty, comes back to the tool with the answers
+// (ToolContext::tool_state). keel, not the tool, writes it on the wire
+// (server/input/input_round.h).
+Json AskForInput(Json input_requests, std::string_view tool_state = std::string_view());
+// `result` is such a question: resultType "input_required".
+bool IsInputRequired(const Json& result);
+
 }  // namespace keel

@@ -11,6 +11,7 @@
 // the key stored with the task when it was created, computed the same way).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -25,6 +26,7 @@ namespace keel {
 using Json = nlohmann::json;
 
 class Tool;
+struct InputRound;
 
 struct CallIdentity {
   std::string tool_name;
@@ -46,6 +48,10 @@ struct CallIdentity {
   // session's level; `log_level` is unused.
   bool modern = false;
   std::optional<LoggingLevel> log_level;
+  // A modern call of a tool that may ask for input (ToolSpec::asks_for_input): the answers
+  // of its earlier rounds and what sealing the next round needs (server/input/input_round.h).
+  // Null for every other call: it cannot be asked anything.
+  std::shared_ptr<const InputRound> input;
 };
 
 // The identity of a call of `tool` with these arguments and request _meta: its name, the

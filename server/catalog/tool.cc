@@ -2,6 +2,7 @@
 
 #include "protocol/bounded_json.h"
 #include "protocol/schema_validator.h"
+#include "server/input/input_round.h"
 
 namespace keel {
 
@@ -30,6 +31,23 @@ Json IntentArguments(const Json& arguments, const std::vector<std::string>& comp
 }
 
 Json ToolContext::intent_arguments() const { return IntentArguments(arguments_, key_components_); }
+
+const Json* ToolContext::InputResponse(const std::string& key) const {
+  if (!identity_.input || !identity_.input->answers.is_object()) return nullptr;
+  const auto it = identity_.input->answers.find(key);
+  return it == identity_.input->answers.end() ? nullptr : &*it;
+}
+
+bool ToolContext::CanAsk(const Json& input_request) const {
+  if (!identity_.input || !identity_.task_id.empty()) return false;
+  return MissingCapabilities(Json{{"q", input_request}}, identity_.input->client_capabilities)
+      .empty();
+}
+
+const std::string& ToolContext::tool_state() const {
+  static const std::string kNone;
+  return identity_.input ? identity_.input->tool_state : kNone;
+}
 
 Json BoundedResult(Json result, const std::string& tool) {
   if (!JsonTooDeep(result)) return result;

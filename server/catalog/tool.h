@@ -56,6 +56,9 @@ struct ToolSpec {
   std::optional<TimeoutSettings> timeouts;  // nullopt: the policy's
   std::optional<RetrySettings> retry;       // nullopt: the policy's
   std::optional<int64_t> result_ttl_ms;     // nullopt: the server's default
+  // The tool may answer AskForInput (protocol/tool_result.h) to ask the client for input
+  // (server/input/input_round.h). It must ask before it acts: an asking call did nothing.
+  bool asks_for_input = false;
 
   const std::string& backend_or_name() const { return backend.empty() ? name : backend; }
 };
@@ -96,6 +99,18 @@ class ToolContext {
   // The request's params._meta (null when absent): idempotency keys travel there.
   const Json& meta() const { return meta_; }
   void set_meta(Json meta) { meta_ = std::move(meta); }
+  // A tool that asks for input (ToolSpec::asks_for_input): the client's answer to its
+  // question `key` of an earlier round (an ElicitResult, CreateMessageResult or
+  // ListRootsResult), or null when there is none yet; and the requestState the tool gave
+  // with its last question (empty: none). Every era reads the same: a call that cannot be
+  // asked has no answers.
+  const Json* InputResponse(const std::string& key) const;
+  // Whether the client of this call declared what `input_request` ({method, params}) needs:
+  // a tool asks only what it can (one asked anyway ends the call with -32021, the client
+  // lacking a capability the tool cannot go on without). False when the call cannot be
+  // asked anything (a legacy call, a task's work).
+  bool CanAsk(const Json& input_request) const;
+  const std::string& tool_state() const;
   // Who the call is (computed once, at admission): its key, for tools that run exactly once
   // per key, and its ids, for tools that pass them on (a command tool's KEEL_* variables).
   const CallIdentity& identity() const { return identity_; }

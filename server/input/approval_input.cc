@@ -16,8 +16,6 @@ constexpr std::string_view kInputKey = "approval";
 // The arguments quoted in the question, at most this long.
 constexpr size_t kMaxQuotedArguments = 1000;
 
-std::string ArgumentsDigest(const Json& arguments) { return Sha256Hex(CanonicalJson(arguments)); }
-
 std::string Question(const ToolSpec& spec, const Json& arguments) {
   std::string quoted = DumpCompact(arguments);
   if (quoted.size() > kMaxQuotedArguments) quoted = quoted.substr(0, kMaxQuotedArguments) + "...";

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ledger/fingerprint.h"
 #include "ledger/sha256.h"
 #include "protocol/hex.h"
 #include "protocol/json_rpc.h"
@@ -12,8 +13,9 @@ namespace {
 using Json = nlohmann::json;
 
 constexpr std::string_view kVersion = "v1.";
-// A state is a few hundred bytes; anything much larger is not one of ours.
-constexpr size_t kMaxTokenBytes = 4096;
+// A state is a few hundred bytes, more with the answers it carries (input_round.h bounds
+// them); anything larger is not one of ours.
+constexpr size_t kMaxTokenBytes = 256 * 1024;
 
 std::string Mac(std::string_view key, std::string_view sealed_part) {
   const Sha256Digest mac = HmacSha256(key, sealed_part);
@@ -42,6 +44,10 @@ bool ReadClaims(const Json& json, StateClaims* claims) {
     *out = it->get<int64_t>();
     return true;
   };
+  if (const auto answers = json.find("x"); answers != json.end()) claims->answers = *answers;
+  if (const auto state = json.find("s"); state != json.end() && !text("s", &claims->tool_state)) {
+    return false;
+  }
   return text("m", &claims->method) && text("t", &claims->name) &&
          text("a", &claims->args_digest) && text("n", &claims->nonce) &&
          number("r", &claims->round) && number("e", &claims->expires_ms);
@@ -50,8 +56,10 @@ bool ReadClaims(const Json& json, StateClaims* claims) {
 }  // namespace
 
 std::string SealState(const StateClaims& claims, const StateKeys& keys) {
-  const Json json = {{"m", claims.method}, {"t", claims.name},       {"a", claims.args_digest},
-                     {"r", claims.round},  {"e", claims.expires_ms}, {"n", claims.nonce}};
+  Json json = {{"m", claims.method}, {"t", claims.name},       {"a", claims.args_digest},
+               {"r", claims.round},  {"e", claims.expires_ms}, {"n", claims.nonce}};
+  if (!claims.answers.is_null()) json["x"] = claims.answers;
+  if (!claims.tool_state.empty()) json["s"] = claims.tool_state;
   const std::string sealed_part = std::string(kVersion) + HexEncode(DumpCompact(json));
   return sealed_part + "." + Mac(keys.current, sealed_part);
 }
@@ -74,6 +82,10 @@ std::variant<StateClaims, std::string> OpenState(std::string_view token, const S
   if (!ReadClaims(json, &claims)) return std::string("malformed");
   if (claims.expires_ms <= now_ms) return std::string("expired");
   return claims;
+}
+
+std::string ArgumentsDigest(const Json& arguments) {
+  return Sha256Hex(CanonicalJson(arguments));
 }
 
 bool StateMatches(const StateClaims& claims, std::string_view method, std::string_view name,

@@ -19,6 +19,8 @@
 #include <string_view>
 #include <variant>
 
+#include <nlohmann/json.hpp>
+
 namespace keel {
 
 // The secret keys, raw bytes (32 each). `previous` is empty when there is none.
@@ -34,6 +36,10 @@ struct StateClaims {
   int64_t round = 1;        // 1 for the first InputRequiredResult of an intent
   int64_t expires_ms = 0;   // wall clock, ms since the epoch
   std::string nonce;        // random hex; names this round
+  // A tool's own questions (input_round.h): every answer of the earlier rounds (an object;
+  // null: none), and the requestState the tool itself gave last round (empty: none).
+  nlohmann::json answers;
+  std::string tool_state;
   bool operator==(const StateClaims&) const = default;
 };
 
@@ -43,6 +49,9 @@ std::string SealState(const StateClaims& claims, const StateKeys& keys);
 // "expired"). `now_ms`: the wall clock.
 std::variant<StateClaims, std::string> OpenState(std::string_view token, const StateKeys& keys,
                                                  int64_t now_ms);
+
+// The digest a state binds arguments by: SHA-256 of their canonical JSON, hex.
+std::string ArgumentsDigest(const nlohmann::json& arguments);
 
 // Whether `claims` were sealed for this request (invariant 2).
 bool StateMatches(const StateClaims& claims, std::string_view method, std::string_view name,

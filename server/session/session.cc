@@ -33,13 +33,12 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
   // A tool that ignores cancellation keeps its thread: the pool starts a replacement, so
   // the calls admitted next (up to --max-inflight, which still counts the held slot) run.
   coordinator_.set_on_held([this] { pool_.Hold(); });
-  coordinator_.set_result_filter([](const CallIdentity& call, Json result) {
-    return call.tool == nullptr ? result : ForOutputSchema(call.tool->spec(), std::move(result));
+  coordinator_.set_result_filter([this](const CallIdentity& call, Json result) {
+    return FilterCallResult(call, std::move(result));
   });
   // Every call's answer as its request's era writes it.
   coordinator_.set_result_encoder([this](const CallIdentity& call, const Json& result) {
-    return EncodeResultAs(call.modern ? ModernWireForm(tasks_ != nullptr) : wire_, call.request_id,
-                          result, stamp_);
+    return EncodeCallResult(call, result);
   });
   coordinator_.set_on_released([this] { pool_.Release(); });
   if (options_.trace != nullptr) {

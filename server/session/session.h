@@ -56,6 +56,7 @@
 #include "server/call/call_tracer.h"
 #include "server/call/request_coordinator.h"
 #include "server/catalog/tool_registry.h"
+#include "server/input/input_round.h"
 #include "server/input/request_state.h"
 #include "server/policy/policy.h"
 #include "server/runtime/clock.h"
@@ -184,6 +185,11 @@ class Session {
   // answered here; true when it goes on, approved (call.arguments has its approval_id).
   bool ApproveByElicitation(const RequestContext& request, const ToolSpec& spec,
                             CallToolRequest& call);
+  // session_input.cc: a modern call of a tool that may ask for input begins its round
+  // (server/input/input_round.h): the answers so far, or null after answering the request
+  // with the error that refuses its requestState or inputResponses.
+  std::shared_ptr<const InputRound> BeginInput(const RequestContext& request, const ToolSpec& spec,
+                                               const CallToolRequest& call, bool* refused);
 
   void HandleNotification(const Message& message);
   // notifications/cancelled for `request_id` (a tools/call or a task request of ours).
@@ -191,8 +197,16 @@ class Session {
   // session_calls.cc: a parsed tools/call (not a task): admitted, and run on the loop or
   // handed to the pool; or refused.
   // `may_become_task`: the call becomes a task if it still runs after task_after (9).
+  // `input`: a modern call of a tool that may ask for input (BeginInput).
   void AdmitCall(const RequestContext& request, Tool& tool, Json arguments, Json meta,
-                 Json progress_token, bool may_become_task = false);
+                 Json progress_token, bool may_become_task = false,
+                 std::shared_ptr<const InputRound> input = nullptr);
+  // What every call's result goes through before it is encoded (the coordinator's result
+  // filter): the output schema rule, and a question the call cannot ask (InputUnavailable).
+  Json FilterCallResult(const CallIdentity& call, Json result) const;
+  // A call's result as its request's era writes it (the coordinator's result encoder): a
+  // modern call's question becomes its InputRequiredResult (FinishInputRound).
+  std::string EncodeCallResult(const CallIdentity& call, const Json& result);
   // The task_after timer of call `generation` fired: if it is still unsettled, it becomes
   // a task made of `params` ({name, arguments, _meta}).
   void PromoteCall(uint64_t generation, Json params);

@@ -8,7 +8,8 @@
 namespace keel {
 
 void Session::AdmitCall(const RequestContext& request, Tool& tool, Json arguments, Json meta,
-                        Json progress_token, bool may_become_task) {
+                        Json progress_token, bool may_become_task,
+                        std::shared_ptr<const InputRound> input) {
   const ToolSpec& spec = tool.spec();
   const bool modern = IsModern(request.wire);
   std::variant<Refusal, AdmittedCall> admission =
@@ -26,11 +27,13 @@ void Session::AdmitCall(const RequestContext& request, Tool& tool, Json argument
   call.identity.exchange = request.exchange;
   call.identity.modern = modern;
   call.identity.log_level = request.log_level;
+  call.identity.input = std::move(input);
   if (spec.runs_on_loop) {
     ToolContext ctx(std::move(arguments), CancellationToken(), nullptr);
     ctx.set_meta(std::move(meta));
     ctx.set_identity(std::move(call.identity));
-    return Reply(request, ForOutputSchema(spec, BoundedResult(tool.Call(ctx), spec.name)));
+    const Json result = FilterCallResult(ctx.identity(), BoundedResult(tool.Call(ctx), spec.name));
+    return sink_.SendResponse(EncodeCallResult(ctx.identity(), result));
   }
   const CallLimits limits{Millis(call.policy.timeouts.idle_ms),
                           Millis(call.policy.timeouts.max_ms)};

@@ -198,10 +198,13 @@ void Session::CallToolModern(const RequestContext& request, Tool& tool, CallTool
     }
     return CreateTask(request, tool, std::move(call));
   }
+  bool refused = false;
+  std::shared_ptr<const InputRound> input = BeginInput(request, tool.spec(), call, &refused);
+  if (refused) return;
   const bool may_become_task =
       declared && support != TaskSupport::kForbidden && options_.task_after > Duration::zero();
   AdmitCall(request, tool, std::move(call.arguments), std::move(call.meta),
-            std::move(call.progress_token), may_become_task);
+            std::move(call.progress_token), may_become_task, std::move(input));
 }
 
 void Session::Reply(const RequestContext& request, const Json& result) {

@@ -1,8 +1,10 @@
 // The Session's side of multi round-trip requests (MCP 2026-07-28, MRTR-1): a modern call
-// that needs the user's answer before it can run is answered with an InputRequiredResult,
-// and its retry carries the answer. Today one question is asked this way: the approval of
-// an approval-required tool (server/input/approval_input.h).
+// that needs the client's answer is answered with an InputRequiredResult, and its retry
+// carries the answer. Two kinds of question: keel's own, the approval of an
+// approval-required tool, asked before the call runs (server/input/approval_input.h); and a
+// tool's own, asked by the tool as it runs (server/input/input_round.h).
 #include "protocol/schema_validator.h"
+#include "protocol/tool_result.h"
 #include "server/input/approval_input.h"
 #include "server/runtime/random_hex.h"
 #include "server/session/session.h"
@@ -38,6 +40,50 @@ bool Session::ApproveByElicitation(const RequestContext& request, const ToolSpec
       return false;
   }
   return false;
+}
+
+std::shared_ptr<const InputRound> Session::BeginInput(const RequestContext& request,
+                                                      const ToolSpec& spec,
+                                                      const CallToolRequest& call,
+                                                      bool* refused) {
+  *refused = false;
+  if (!IsModern(request.wire) || !spec.asks_for_input) return nullptr;
+  static const Json kNoCapabilities;
+  const Json& capabilities =
+      request.client_capabilities != nullptr ? *request.client_capabilities : kNoCapabilities;
+  const InputClock clock{&options_.state_keys, wall_clock_ms_(), std::string()};
+  std::variant<InputRound, RpcError> begun = BeginInputRound(
+      spec.name, call.arguments, capabilities, call.input_responses, call.request_state, clock);
+  if (const RpcError* error = std::get_if<RpcError>(&begun)) {
+    *refused = true;
+    ReplyError(request.id, *error);
+    return nullptr;
+  }
+  return std::make_shared<const InputRound>(std::move(std::get<InputRound>(begun)));
+}
+
+Json Session::FilterCallResult(const CallIdentity& call, Json result) const {
+  if (call.tool == nullptr) return result;
+  // Rule 3 of input_round.h: only a modern call that is no task's work can be asked.
+  if (IsInputRequired(result) && (!call.modern || !call.input || !call.task_id.empty())) {
+    return InputUnavailable(call.tool_name, result);
+  }
+  return ForOutputSchema(call.tool->spec(), std::move(result));
+}
+
+std::string Session::EncodeCallResult(const CallIdentity& call, const Json& result) {
+  if (!call.modern) return EncodeResultAs(wire_, call.request_id, result, stamp_);
+  const WireForm wire = ModernWireForm(tasks_ != nullptr);
+  if (!call.input || !IsInputRequired(result)) {
+    return EncodeResultAs(wire, call.request_id, result, stamp_);
+  }
+  const InputClock clock{&options_.state_keys, wall_clock_ms_(), RandomHex(16)};
+  std::variant<Json, RpcError> finished =
+      FinishInputRound(*call.input, call.tool_name, result, clock);
+  if (const RpcError* error = std::get_if<RpcError>(&finished)) {
+    return EncodeRpcError(call.request_id, *error);
+  }
+  return EncodeResultAs(wire, call.request_id, std::get<Json>(finished), stamp_);
 }
 
 }  // namespace keel

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "server/runtime/clock.h"
+#include "server/tools/asking_tools.h"
 #include "server/tools/fn_tool.h"
 #include "server/tools/latch_registry.h"
 
@@ -218,6 +219,7 @@ std::vector<std::unique_ptr<Tool>> MakeTestTools() {
                            Json{{"type", "tool_failed"}});
       }));
   AddFlakyTools(tools);
+  AddAskingTools(tools);
   return tools;
 }
 

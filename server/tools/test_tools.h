@@ -18,6 +18,8 @@
 //                                   succeeds with {attempt: n}. With hang, an
 //                                   attempt_timeout first waits for the call's deadline or a
 //                                   cancel (and stops at a checkpoint if cancelled).
+//   ask_name, ask_two_rounds, ask_everything
+//                                   ask the client for input (asking_tools.h)
 // Latches live in one LatchRegistry, flaky counters in one mutex-guarded map, each shared
 // by the tools of one server (one MakeTestTools() call); thread-safe.
 #pragma once
