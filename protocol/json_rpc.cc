@@ -146,6 +146,17 @@ std::string EncodeError(const std::optional<Json>& id, int code, std::string_vie
   return out;
 }
 
+std::string EncodeRequest(const Json& id, std::string_view method, const Json& params) {
+  std::string out = R"({"jsonrpc":"2.0","id":)";
+  out += DumpCompact(id);
+  out += R"(,"method":)";
+  out += DumpCompact(Json(std::string(method)));
+  out += R"(,"params":)";
+  out += DumpCompact(params);
+  out += '}';
+  return out;
+}
+
 std::string EncodeNotification(std::string_view method, const Json& params) {
   std::string out = R"({"jsonrpc":"2.0","method":)";
   out += DumpCompact(Json(std::string(method)));

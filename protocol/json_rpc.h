@@ -62,6 +62,8 @@ std::string EncodeResult(const Json& id, const Json& result, std::string_view me
 std::string EncodeError(const std::optional<Json>& id, int code, std::string_view message,
                         const Json& data = Json());
 std::string EncodeNotification(std::string_view method, const Json& params);
+// A request keel sends (a legacy client's tools' questions, server/input/client_requests.h).
+std::string EncodeRequest(const Json& id, std::string_view method, const Json& params);
 
 // Compact serialisation that never throws: invalid UTF-8 is replaced by U+FFFD.
 std::string DumpCompact(const Json& value);

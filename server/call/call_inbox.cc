@@ -62,4 +62,22 @@ void CallInbox::Port::NeverStarted(uint64_t generation, std::string task_id) con
   });
 }
 
+void CallInbox::Port::AskClient(uint64_t generation, Json requests,
+                                std::shared_ptr<ClientAnswers> box) const {
+  Post([generation, requests = std::move(requests), box = std::move(box)](CallInbox& in) {
+    if (in.client_ == nullptr || !in.coordinator_.Unsettled(generation)) {
+      return box->Finish(ClientAnswers::End::kAbandoned, Json(), Json("the call settled"));
+    }
+    in.coordinator_.WaitForClient(generation, true);
+    in.client_->Ask(requests, box);
+  });
+}
+
+void CallInbox::Port::AskEnded(uint64_t generation, std::shared_ptr<ClientAnswers> box) const {
+  Post([generation, box = std::move(box)](CallInbox& in) {
+    if (in.client_ != nullptr) in.client_->Abandon(box.get());
+    in.coordinator_.WaitForClient(generation, false);
+  });
+}
+
 }  // namespace keel

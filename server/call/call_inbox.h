@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/call/request_coordinator.h"
+#include "server/input/client_requests.h"
 #include "server/runtime/event_loop.h"
 #include "server/session/client_log.h"
 #include "server/tasks/task_manager.h"
@@ -30,9 +31,11 @@ using Json = nlohmann::json;
 
 class CallInbox {
  public:
-  // `tasks` may be null (no task store): then no report names a task.
-  CallInbox(EventLoop& loop, RequestCoordinator& coordinator, ClientLog& log, TaskManager* tasks)
-      : loop_(loop), coordinator_(coordinator), log_(log), tasks_(tasks) {}
+  // `tasks` may be null (no task store): then no report names a task. `client` may be null:
+  // then no question reaches the client (AskClient ends abandoned).
+  CallInbox(EventLoop& loop, RequestCoordinator& coordinator, ClientLog& log, TaskManager* tasks,
+            ClientRequests* client = nullptr)
+      : loop_(loop), coordinator_(coordinator), log_(log), tasks_(tasks), client_(client) {}
 
   // A job's end of the inbox (any thread).
   class Port {
@@ -55,6 +58,11 @@ class CallInbox {
     // A task's work (or a call that may have become one) was settled while queued: its job
     // never ran the tool.
     void NeverStarted(uint64_t generation, std::string task_id) const;
+    // A legacy call's questions for the client (ClientRequests::Ask), answered into `box`;
+    // its idle clock is paused while keel waits for the client. AskEnded: the worker stopped
+    // waiting (answered or not): the questions are forgotten, the idle clock runs again.
+    void AskClient(uint64_t generation, Json requests, std::shared_ptr<ClientAnswers> box) const;
+    void AskEnded(uint64_t generation, std::shared_ptr<ClientAnswers> box) const;
 
    private:
     template <typename Fn>
@@ -69,6 +77,7 @@ class CallInbox {
   RequestCoordinator& coordinator_;
   ClientLog& log_;
   TaskManager* tasks_;
+  ClientRequests* client_;
 };
 
 }  // namespace keel

@@ -4,6 +4,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include "protocol/tool_result.h"
+#include "server/input/client_requests.h"
+#include "server/input/input_round.h"
+
 namespace keel {
 namespace {
 
@@ -66,6 +70,10 @@ WorkerPool::Job CallRunner::Job(Work work) {
   };
 }
 
+bool CallRunner::KeelAsks(const CallIdentity& call) {
+  return call.input && call.input->server_asks && call.task_id.empty();
+}
+
 bool CallRunner::WriteBlocked(const Tool& tool) const {
   return IsWrite(tool.spec().effect) && options_.writes_blocked && options_.writes_blocked();
 }
@@ -113,25 +121,92 @@ void CallRunner::Run(Work& work, const RetryCall& call) {
       breakers_.For(tool.spec().name, call.backend, BreakerSettingsFor(call.policy));
   bool threw = false;
   bool stopped = false;
-  RetryOutcome outcome = RetryExecutor::Run(
-      call, deps,
-      [&](const AttemptInfo& info) {
-        ctx.set_deadline(info.deadline);
-        ctx.set_attempt(info.attempt, info.attempt_id);
-        AttemptOutcome attempt = GuardedAttempt(tool, ctx, *breaker, tracer, info);
-        threw = attempt.threw;
-        stopped = attempt.stopped;
-        return AttemptResult(std::move(attempt.result), std::move(attempt.failure));
-      },
-      [&](const RetryEvent& event) {
-        if (tracer != nullptr) tracer->Retry(event);
-        if (event.kind != RetryEvent::Kind::kRetryScheduled) return;
-        inbox_.RetryScheduled(generation, Millis(event.decision.delay_ms));
-      });
+  const auto run = [&]() {
+    return RetryExecutor::Run(
+        call, deps,
+        [&](const AttemptInfo& info) {
+          ctx.set_deadline(info.deadline);
+          ctx.set_attempt(info.attempt, info.attempt_id);
+          AttemptOutcome attempt = GuardedAttempt(tool, ctx, *breaker, tracer, info);
+          threw = attempt.threw;
+          stopped = attempt.stopped;
+          return AttemptResult(std::move(attempt.result), std::move(attempt.failure));
+        },
+        [&](const RetryEvent& event) {
+          if (tracer != nullptr) tracer->Retry(event);
+          if (event.kind != RetryEvent::Kind::kRetryScheduled) return;
+          inbox_.RetryScheduled(generation, Millis(event.decision.delay_ms));
+        });
+  };
+  RetryOutcome outcome = run();
+  // A legacy call's questions go to the client as requests, and the tool runs again with
+  // the answers (server/input/client_requests.h), round after round.
+  for (int round = 0; round < kMaxAskRounds && !outcome.cancelled && !stopped &&
+                      IsInputRequired(outcome.result) && KeelAsks(ctx.identity());
+       ++round) {
+    std::optional<Json> answered = AskClient(generation, ctx, call.call_deadline, outcome.result);
+    if (!answered) {
+      stopped = ctx.cancelled();
+      break;  // outcome.result is now what ends the call
+    }
+    CallIdentity next = ctx.identity();
+    auto input = std::make_shared<InputRound>(*next.input);
+    for (const auto& [key, answer] : answered->items()) input->answers[key] = answer;
+    input->round += 1;
+    if (const auto state = outcome.result.find("requestState");
+        state != outcome.result.end() && state->is_string()) {
+      input->tool_state = state->get<std::string>();
+    }
+    next.input = std::move(input);
+    ctx.set_identity(std::move(next));
+    outcome = run();
+  }
   Json result = std::move(outcome.result);
   AddCorrelationId(result, call.intent_id);
   inbox_.Returned(generation, ctx.identity().task_id, std::move(result), threw,
                   stopped || outcome.cancelled);
+}
+
+std::optional<Json> CallRunner::AskClient(uint64_t generation, const ToolContext& ctx,
+                                          TimePoint call_deadline, Json& result) {
+  const Json requests = result.value("inputRequests", Json());
+  const InputRound& input = *ctx.identity().input;
+  const Json missing = MissingCapabilities(requests, input.client_capabilities);
+  if (!missing.is_object() || !missing.empty() || !requests.is_object() || requests.empty()) {
+    result = InputUnavailable(ctx.identity().tool_name, result);
+    if (missing.is_object() && !missing.empty()) {
+      result["structuredContent"]["error"]["missingCapabilities"] = missing;
+    }
+    return std::nullopt;
+  }
+  auto box = std::make_shared<ClientAnswers>();
+  inbox_.AskClient(generation, requests, box);
+  // The call deadline is on this runner's clock; the wait is on the steady clock.
+  const TimePoint until = std::chrono::steady_clock::now() + (call_deadline - clock_.Now());
+  ClientAnswers::Outcome outcome = box->Wait(ctx.token(), until);
+  inbox_.AskEnded(generation, box);
+  switch (outcome.end) {
+    case ClientAnswers::End::kAnswered:
+      return std::move(outcome.answers);
+    case ClientAnswers::End::kError:
+      result = ErrorResult("Tool '" + ctx.identity().tool_name + "' asked the client (" +
+                               outcome.error.value("method", std::string()) +
+                               ") and it answered with an error; nothing was done.",
+                           Json{{"type", "input_failed"},
+                                {"key", outcome.error.value("key", Json())},
+                                {"clientError", outcome.error.value("error", Json())}});
+      return std::nullopt;
+    case ClientAnswers::End::kAbandoned:
+    case ClientAnswers::End::kCancelled:
+    case ClientAnswers::End::kTimedOut:
+      // The coordinator settled the call (or will at its deadline): this result is dropped.
+      result = ErrorResult(
+          "Tool '" + ctx.identity().tool_name +
+              "' stopped waiting for the client's answer: " + outcome.error.get<std::string>(),
+          Json{{"type", "input_unavailable"}});
+      return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 AttemptOutcome CallRunner::GuardedAttempt(Tool& tool, ToolContext& ctx, CircuitBreaker& breaker,

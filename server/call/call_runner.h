@@ -82,6 +82,17 @@ class CallRunner : public std::enable_shared_from_this<CallRunner> {
   AttemptOutcome RunAttempt(Tool& tool, ToolContext& ctx, const CallTracer* tracer,
                             const AttemptInfo& info, const BreakerPermit& permit);
   bool WriteBlocked(const Tool& tool) const;
+  // A legacy call of a tool that asks for input: keel itself sends the tool's questions to
+  // the client (InputRound::server_asks) instead of answering an InputRequiredResult.
+  static bool KeelAsks(const CallIdentity& call);
+  // Sends the questions of `result` (the tool's AskForInput) to the client and waits for
+  // the answers, the call's cancellation or its deadline. The answers by key; or nullopt
+  // with `result` replaced by what ends the call (the client lacks a capability, answered
+  // an error, or the wait ended without answers).
+  std::optional<Json> AskClient(uint64_t generation, const ToolContext& ctx,
+                                TimePoint call_deadline, Json& result);
+  // Rounds of questions one call may ask a legacy client.
+  static constexpr int kMaxAskRounds = 16;
 
   Options options_;
   CallInbox::Port inbox_;

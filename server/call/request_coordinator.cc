@@ -138,7 +138,7 @@ RequestCoordinator::Entry* RequestCoordinator::Find(uint64_t generation) {
 
 TimePoint RequestCoordinator::DeadlineOf(const Entry& entry) const {
   const TimePoint max_at = entry.accepted + entry.limits.max;
-  if (entry.limits.idle <= Duration::zero()) return max_at;
+  if (entry.limits.idle <= Duration::zero() || entry.waiting_for_client) return max_at;
   return std::min(entry.last_activity + entry.limits.idle, max_at);
 }
 
@@ -170,6 +170,15 @@ void RequestCoordinator::Complete(uint64_t generation, Json result, bool threw) 
   }
   Settle(generation, state, std::move(reason),
          CallAnswer(std::in_place_type<Json>, std::move(result)));
+}
+
+void RequestCoordinator::WaitForClient(uint64_t generation, bool waiting) {
+  Entry* entry = Find(generation);
+  if (entry == nullptr || entry->settlement.settled()) return;
+  entry->waiting_for_client = waiting;
+  if (waiting) return;
+  entry->last_activity = clock_.Now();
+  Schedule(DeadlineOf(*entry), generation, Due::kTimeout);
 }
 
 void RequestCoordinator::RestartIdleClockAt(uint64_t generation, TimePoint attempt_at) {

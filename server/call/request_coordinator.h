@@ -130,6 +130,12 @@ class RequestCoordinator {
   // earlier than it already would). The maximum clock is untouched.
   void RestartIdleClockAt(uint64_t generation, TimePoint attempt_at);
 
+  // keel waits for the client's answers to the call's questions (a legacy call of a tool
+  // that asks, server/input/client_requests.h): while `waiting`, its idle clock is paused
+  // (the user is not the tool going silent); the maximum clock runs on. Back to false, the
+  // idle clock restarts now.
+  void WaitForClient(uint64_t generation, bool waiting);
+
   // notifications/cancelled: settles the request silently and cancels its work. Unknown,
   // settled or malformed ids are ignored (CAN-3). True when a request was cancelled.
   bool Cancel(const Json& request_id);
@@ -215,6 +221,7 @@ class RequestCoordinator {
     bool flush_scheduled = false;
     bool needs_resync = false;
     bool held = false;
+    bool waiting_for_client = false;  // WaitForClient: no idle deadline meanwhile
     Settlement settlement;
   };
 

@@ -19,9 +19,12 @@
 //     tools; roots/list: roots): then -32021 with data.requiredCapabilities, nothing asked. A
 //     question that is not an object of {method, params} objects, or asks nothing, is the
 //     tool's fault: an isError result (type tool_error).
-//  3. A legacy call, or a task's work (no one waits to answer), gets InputUnavailable: an
-//     isError result of type input_unavailable naming the questions. keel does not send
-//     2025-11-25 server-to-client requests.
+//  3. A legacy call (server_asks) sends the questions to the client as 2025-11-25
+//     server-to-client requests (client_requests.h; the call's worker waits for them and
+//     runs the tool again with the answers), when the capabilities the client declared at
+//     initialize cover them. Otherwise, and for a task's work (no one waits to answer), the
+//     call ends with InputUnavailable: an isError result of type input_unavailable naming the
+//     questions.
 // Pure: the caller supplies the keys, the wall clock and the nonce.
 #pragma once
 
@@ -50,6 +53,10 @@ struct InputRound {
   int64_t round = 1;         // this call's round: 1 before any question was answered
   Json answers;              // an object: every answer so far, by the tool's keys
   std::string tool_state;    // the tool's own requestState of the last round; empty: none
+  // A legacy call: keel sends the questions to the client itself, as requests
+  // (client_requests.h), and runs the tool again with the answers; client_capabilities are
+  // then the ones the client declared at initialize.
+  bool server_asks = false;
 };
 
 struct InputClock {
@@ -59,10 +66,11 @@ struct InputClock {
 };
 
 // Rule 1. `input_responses`: params.inputResponses (null when absent, else an object).
-std::variant<InputRound, RpcError> BeginInputRound(
-    const std::string& tool, const Json& arguments, const Json& client_capabilities,
-    const Json& input_responses, const std::optional<std::string>& request_state,
-    const InputClock& clock);
+std::variant<InputRound, RpcError> BeginInputRound(const std::string& tool, const Json& arguments,
+                                                   const Json& client_capabilities,
+                                                   const Json& input_responses,
+                                                   const std::optional<std::string>& request_state,
+                                                   const InputClock& clock);
 
 // Rule 2: `asked` is the tool's AskForInput result; the InputRequiredResult to send, or the
 // -32021 error.

@@ -56,7 +56,8 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
     tasks_->set_cancel_work([this](uint64_t generation) { coordinator_.CancelTask(generation); });
     tasks_->set_stamp(&stamp_);
   }
-  inbox_ = std::make_shared<CallInbox>(loop_, coordinator_, client_log_, tasks_.get());
+  inbox_ = std::make_shared<CallInbox>(loop_, coordinator_, client_log_, tasks_.get(),
+                                       &client_requests_);
   runner_ = std::make_shared<CallRunner>(
       CallRunner::Options{options_.writes_blocked, options_.random, options_.worker_clock},
       CallInbox::Port(loop_, inbox_));
@@ -97,7 +98,8 @@ void Session::HandleMessage(Message& message, ExchangeId exchange) {
       HandleNotification(message);
       break;
     case MessageKind::kResponse:
-      // keel sends no requests, so every response is for an id it never used.
+      // The only requests keel sends are its tools' questions to a legacy client.
+      if (client_requests_.OnResponse(message.id, message.result, message.error)) break;
       spdlog::info("dropped a response for unknown request id {}", IdKey(message.id));
       break;
   }

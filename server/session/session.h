@@ -56,6 +56,7 @@
 #include "server/call/call_tracer.h"
 #include "server/call/request_coordinator.h"
 #include "server/catalog/tool_registry.h"
+#include "server/input/client_requests.h"
 #include "server/input/input_round.h"
 #include "server/input/request_state.h"
 #include "server/policy/policy.h"
@@ -257,6 +258,10 @@ class Session {
   PolicyHandle policy_;
   // Who keel is (initialize), and what every modern result adds (encoded once).
   ResultStamp stamp_;
+  // The questions legacy calls' tools send the client (MRTR-1), and what the client declared
+  // it can answer at initialize.
+  ClientRequests client_requests_{sink_};
+  Json legacy_client_capabilities_;
   std::function<int64_t()> wall_clock_ms_;  // request state expiry, task times
   WireForm wire_;  // the era initialize negotiated (before it: the unnegotiated one)
   // Calls accepted in this loop iteration and not yet handed to the pool. They go together

@@ -144,6 +144,7 @@ void Session::Serve(const RequestContext& request, McpRequest& decoded, Tool* to
 void Session::Initialize(const Json& id, const InitializeRequest& request) {
   initialized_ = true;
   wire_ = NegotiateWireForm(request.protocol_version, tasks_ != nullptr);
+  legacy_client_capabilities_ = request.capabilities;
   Reply(RequestContext{id, kNoExchange, wire_},
         ToWire(wire_, InitializeResultFor(wire_, stamp_.server_info(), InstructionsFor(wire_))));
 }
@@ -182,8 +183,16 @@ void Session::CallTool(const RequestContext& request, Tool& tool, CallToolReques
   if (request.wire.tasks && support == TaskSupport::kRequired) {
     return ReplyError(request.id, TaskRequired(tool.spec().name));
   }
+  // A tool that asks for input: keel sends its questions to the client as requests.
+  std::shared_ptr<InputRound> input;
+  if (tool.spec().asks_for_input) {
+    input = std::make_shared<InputRound>();
+    input->client_capabilities = legacy_client_capabilities_;
+    input->answers = Json::object();
+    input->server_asks = true;
+  }
   AdmitCall(request, tool, std::move(call.arguments), std::move(call.meta),
-            std::move(call.progress_token));
+            std::move(call.progress_token), false, std::move(input));
 }
 
 void Session::CallToolModern(const RequestContext& request, Tool& tool, CallToolRequest call) {

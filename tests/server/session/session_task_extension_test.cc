@@ -4,7 +4,9 @@
 // client gave up before the CreateTaskResult" happen in that order, not by luck; the loop's
 // clock is a FakeClock, so --task-after passes when the test says.
 #include <atomic>
+#include <memory>
 #include <string>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -28,19 +30,22 @@ Json LatchArgs(const std::string& name) {
   return Json{{"name", name}, {"ignore_cancel", false}, {"checkpoint", true}};
 }
 
-// Holds the task store thread until Open(): every store job posted meanwhile waits.
+// Holds the task store thread until Open(): every store job posted meanwhile waits. The flag
+// is shared with the store's job, which may still read it after the gate is gone.
 class StoreGate {
  public:
   explicit StoreGate(TaskHarness& h) {
-    h.store().Post([this](TaskStore&) {
-      while (!open_.load()) std::this_thread::yield();
+    h.store().Post([open = open_](TaskStore&) {
+      while (!open->load()) std::this_thread::yield();
     });
   }
   ~StoreGate() { Open(); }
-  void Open() { open_.store(true); }
+  StoreGate(const StoreGate&) = delete;
+  StoreGate& operator=(const StoreGate&) = delete;
+  void Open() { open_->store(true); }
 
  private:
-  std::atomic<bool> open_{false};
+  std::shared_ptr<std::atomic<bool>> open_ = std::make_shared<std::atomic<bool>>(false);
 };
 
 // Fires the --task-after timer (10 s by default) of every call admitted so far.

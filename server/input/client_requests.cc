@@ -1,0 +1,87 @@
+#include "server/input/client_requests.h"
+
+#include <spdlog/spdlog.h>
+
+#include "protocol/json_rpc.h"
+
+namespace keel {
+
+void ClientAnswers::Finish(End end, Json answers, Json error) {
+  {
+    const std::lock_guard<std::mutex> lock(mu_);
+    if (done_) return;
+    done_ = true;
+    outcome_ = Outcome{end, std::move(answers), std::move(error)};
+  }
+  cv_.notify_all();
+}
+
+ClientAnswers::Outcome ClientAnswers::Wait(const CancellationToken& token, TimePoint deadline) {
+  // A cancel wakes the wait through the same condition variable as an answer.
+  const CancellationToken::Registration wake =
+      token.OnCancel([this] { Finish(End::kCancelled, Json(), Json("cancelled")); });
+  std::unique_lock<std::mutex> lock(mu_);
+  // The deadline is on the steady clock, as every call deadline is.
+  if (!cv_.wait_until(lock, deadline, [this] { return done_; })) {
+    done_ = true;
+    outcome_ = Outcome{End::kTimedOut, Json(), Json("the call's deadline passed")};
+  }
+  return outcome_;
+}
+
+void ClientRequests::Ask(const Json& input_requests, std::shared_ptr<ClientAnswers> answers) {
+  if (!input_requests.is_object() || input_requests.empty() ||
+      questions_.size() + input_requests.size() > kMaxPending) {
+    answers->Finish(ClientAnswers::End::kError, Json(),
+                    Json{{"error", {{"code", -32603}, {"message", "too many questions waiting"}}}});
+    return;
+  }
+  const ClientAnswers* number = answers.get();
+  Round& round = rounds_[number];
+  round.answers = std::move(answers);
+  round.outstanding = input_requests.size();
+  for (const auto& [key, request] : input_requests.items()) {
+    const std::string id = "keel-" + std::to_string(next_id_++);
+    const std::string method = request.value("method", std::string());
+    questions_[id] = Question{number, key, method};
+    sink_.SendResponse(EncodeRequest(id, method, request.value("params", Json::object())));
+  }
+}
+
+void ClientRequests::Forget(const ClientAnswers* round) {
+  rounds_.erase(round);
+  for (auto it = questions_.begin(); it != questions_.end();) {
+    it = it->second.round == round ? questions_.erase(it) : std::next(it);
+  }
+}
+
+void ClientRequests::Abandon(const ClientAnswers* round) {
+  const auto it = rounds_.find(round);
+  if (it == rounds_.end()) return;
+  it->second.answers->Finish(ClientAnswers::End::kAbandoned, Json(), Json("the call settled"));
+  Forget(round);
+}
+
+bool ClientRequests::OnResponse(const Json& id, const Json& result, const Json& error) {
+  if (!id.is_string()) return false;
+  const auto found = questions_.find(id.get<std::string>());
+  if (found == questions_.end()) return false;
+  const Question question = found->second;
+  questions_.erase(found);
+  Round& round = rounds_.at(question.round);
+  if (!error.is_null()) {
+    round.answers->Finish(
+        ClientAnswers::End::kError, Json(),
+        Json{{"key", question.key}, {"method", question.method}, {"error", error}});
+    Forget(question.round);
+    return true;
+  }
+  round.collected[question.key] = result;
+  if (--round.outstanding == 0) {
+    round.answers->Finish(ClientAnswers::End::kAnswered, std::move(round.collected), Json());
+    Forget(question.round);
+  }
+  return true;
+}
+
+}  // namespace keel

@@ -1,0 +1,99 @@
+// ClientRequests: the requests keel sends to a legacy (2025-11-25 / 2025-06-18) client, so
+// that a tool's questions (server/input/input_round.h) reach a client that speaks no multi
+// round-trip requests: elicitation/create, sampling/createMessage and roots/list become
+// server-to-client JSON-RPC requests, and their responses the tool's answers (MRTR-1: "legacy
+// clients get server-to-client requests instead").
+//
+// A call's worker asks for one round at a time (CallInbox::Port::AskClient) and waits on a
+// ClientAnswers box; the loop sends the round's requests, one per question, with ids keel
+// owns ("keel-<n>", strings: never mistaken for the client's own ids, which keel never reuses
+// anyway), and fills the box when every question has its response.
+//
+// Threads: ClientRequests is the loop's. ClientAnswers may be used from any thread.
+// Invariants:
+//  1. A round ends exactly once: all answered (the responses' results, by question key), or
+//     one answered with a JSON-RPC error (that error, with the question's key and method),
+//     or abandoned (its call settled: the worker is told, late responses are dropped).
+//  2. A response with an id keel did not send, or sent for an abandoned round, is not ours
+//     (OnResponse returns false); the caller logs and drops it.
+//  3. At most kMaxPending questions wait at once; a round that would exceed it fails at once
+//     ("too many questions waiting") without sending anything.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include "server/runtime/cancellation.h"
+#include "server/runtime/clock.h"
+#include "server/transport/output_sink.h"
+
+namespace keel {
+
+using Json = nlohmann::json;
+
+// The outcome of one round, for the worker that waits on it.
+class ClientAnswers {
+ public:
+  enum class End { kAnswered, kError, kAbandoned, kCancelled, kTimedOut };
+  struct Outcome {
+    End end = End::kAbandoned;
+    Json answers;  // kAnswered: key -> the response's result
+    Json error;    // kError: {key, method, error: the client's JSON-RPC error}; else why
+  };
+
+  // Invariant 1: the first call wins; later ones are ignored.
+  void Finish(End end, Json answers, Json error);
+  // Blocks until the round ends, `token` is cancelled or `deadline` passes.
+  Outcome Wait(const CancellationToken& token, TimePoint deadline);
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  Outcome outcome_;
+};
+
+class ClientRequests {
+ public:
+  static constexpr size_t kMaxPending = 256;
+
+  explicit ClientRequests(OutputSink& sink) : sink_(sink) {}
+
+  // Sends one request per question of `input_requests` (an object key -> {method, params})
+  // and ends `answers` when they are answered.
+  void Ask(const Json& input_requests, std::shared_ptr<ClientAnswers> answers);
+  // The worker stopped waiting on `answers` (its call was cancelled or timed out): its
+  // questions are forgotten (invariant 1).
+  void Abandon(const ClientAnswers* answers);
+  // A response from the client: true when it answered one of our questions (invariant 2).
+  bool OnResponse(const Json& id, const Json& result, const Json& error);
+
+  size_t pending() const { return questions_.size(); }
+
+ private:
+  struct Round {
+    std::shared_ptr<ClientAnswers> answers;
+    Json collected = Json::object();
+    size_t outstanding = 0;
+  };
+  struct Question {
+    const ClientAnswers* round = nullptr;
+    std::string key;
+    std::string method;
+  };
+
+  void Forget(const ClientAnswers* round);
+
+  OutputSink& sink_;
+  uint64_t next_id_ = 1;
+  std::unordered_map<const ClientAnswers*, Round> rounds_;
+  std::unordered_map<std::string, Question> questions_;  // our request id -> its question
+};
+
+}  // namespace keel
