@@ -258,7 +258,8 @@ void AddTraceAndSafetyOptions(CLI::App& app, CliOptions& o) {
 void AddTestOptions(CLI::App& app, CliOptions& o) {
   app.add_flag("--test-tools", o.test_tools,
                "Also serve the test tools sleep, task_sleep, progress, latch_wait, "
-               "latch_release, fail, flaky_read, flaky_write, flaky_idempotent (a --catalog "
+               "latch_release, fail, flaky_read, flaky_write, flaky_idempotent, and ask_name, "
+               "ask_two_rounds, ask_everything, which ask the client for input (a --catalog "
                "may describe them too)")
       ->envname("KEEL_TEST_TOOLS");
   app.add_flag("--conformance-fixtures", o.conformance_fixtures,

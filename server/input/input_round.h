@@ -1,5 +1,5 @@
 // InputRound: a tool's own questions through multi round-trip requests (MCP 2026-07-28,
-// MRTR-1, MRTR-3). A tool whose spec says it may ask (ToolSpec::asks_for_input) answers
+// MRTR-1). A tool whose spec says it may ask (ToolSpec::asks_for_input) answers
 // AskForInput (protocol/tool_result.h) when it needs input to go on; it reads the answers of
 // the earlier rounds with ToolContext::InputResponse. This file is how a request's era puts
 // that on the wire; the tool never knows which era asked.

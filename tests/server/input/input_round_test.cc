@@ -1,4 +1,4 @@
-// A tool's own questions (MRTR-1, MRTR-3): each round of a multi round-trip request begun
+// A tool's own questions (MRTR-1): each round of a multi round-trip request begun
 // and finished in order, with the clock and nonce passed in. Pure: no threads, no session.
 #include "server/input/input_round.h"
 
@@ -64,7 +64,7 @@ TEST_CASE("a call without answers is round 1, and its question goes out with a s
 }
 
 TEST_CASE("the next round's state carries every earlier answer and the tool's own state",
-          "[MRTR-1][MRTR-3]") {
+          "[MRTR-1]") {
   const Json asked1 = Finish(Begin(Json(), std::nullopt), {{"step1", kElicit}}, "n1", "s1");
   const Json answer1 = {{"action", "accept"}, {"content", {{"name", "Alice"}}}};
   const InputRound second =
@@ -82,7 +82,7 @@ TEST_CASE("the next round's state carries every earlier answer and the tool's ow
 }
 
 TEST_CASE("answers without a state are taken as they are (the answer alone suffices)",
-          "[MRTR-3]") {
+          "[MRTR-1]") {
   const Json answer = {{"action", "accept"}, {"content", {{"name", "Bob"}}}};
   const InputRound round = Begin({{"name", answer}}, std::nullopt);
   CHECK(round.round == 2);
@@ -151,7 +151,7 @@ TEST_CASE("a call that cannot be asked gets input_unavailable naming the questio
   CHECK(result["structuredContent"]["error"]["inputRequests"] == Json{{"name", kElicit}});
 }
 
-TEST_CASE("a tool reads its answers and asks only what the client declared", "[MRTR-3]") {
+TEST_CASE("a tool reads its answers and asks only what the client declared", "[MRTR-1]") {
   ToolContext ctx(Json::object(), CancellationToken(), nullptr);
   CHECK(ctx.InputResponse("name") == nullptr);
   CHECK_FALSE(ctx.CanAsk(kElicit));  // a call without an input round cannot be asked
