@@ -27,6 +27,12 @@
 //      result (ElicitResultSchema; not the content against requestedSchema), and refuses a
 //      form-mode request unless elicitation is {} or has `form` (keel's questions are form
 //      mode: {} is enough). Its sampling wrapper validates the request and the result.
+//  Neither client checks an accepted elicitation's content against requestedSchema: an
+//  accept whose content does not fit goes to keel as it is (keel then ends ask_name
+//  input_declined, action "accept").
+//  v1, aborting a call whose question keel is waiting on: the SDK sends notifications/cancelled
+//  for the call; keel abandons its question without telling the client, so the handler is not
+//  aborted and its late answer reaches keel, which drops it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -423,6 +429,20 @@ function legacyAsk(k, tool, methods) {
     const where = asks.map((m) => k.seen.indexOf(m));
     assert.equal(Math.max(...where) - Math.min(...where), 2, dump(k.seen));
     assert.deepEqual(k.errors, []);
+  });
+}
+
+{
+  const asked = [];
+  v1Test('v1 client declaring only elicitation, ask_everything: keel sends only elicitation/create, the others answer "(not asked)" (MRTR-1)', {
+    capabilities: { elicitation: {} },
+    setup: (client) => client.setRequestHandler(ElicitRequestSchema, async (r) => { asked.push(r); return ALICE; }),
+  }, async (k) => {
+    const result = await k.client.callTool({ name: 'ask_everything', arguments: {} }, undefined, reqOpts);
+    assert.notEqual(result.isError, true, JSON.stringify(result));
+    assert.deepEqual(result.content, [{ type: 'text', text: 'name: Alice; capital: (not asked); roots: (not asked)' }]);
+    assert.equal(asked.length, 1);
+    legacyAsk(k, 'ask_everything', ['elicitation/create']);
   });
 }
 
