@@ -172,11 +172,15 @@ std::optional<Json> CallRunner::AskClient(uint64_t generation, const ToolContext
   const Json requests = result.value("inputRequests", Json());
   const InputRound& input = *ctx.identity().input;
   const Json missing = MissingCapabilities(requests, input.client_capabilities);
-  if (!missing.is_object() || !missing.empty() || !requests.is_object() || requests.empty()) {
-    result = InputUnavailable(ctx.identity().tool_name, result);
-    if (missing.is_object() && !missing.empty()) {
-      result["structuredContent"]["error"]["missingCapabilities"] = missing;
-    }
+  if (!requests.is_object() || requests.empty()) {
+    result = InputUnavailable(ctx.identity().tool_name, result, "it asked nothing keel can send");
+    return std::nullopt;
+  }
+  if (!missing.empty()) {
+    result = InputUnavailable(ctx.identity().tool_name, result,
+                              "the client did not declare " + DumpCompact(missing) +
+                                  " at initialize, so it cannot be asked",
+                              missing);
     return std::nullopt;
   }
   auto box = std::make_shared<ClientAnswers>();

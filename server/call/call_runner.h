@@ -91,8 +91,6 @@ class CallRunner : public std::enable_shared_from_this<CallRunner> {
   // an error, or the wait ended without answers).
   std::optional<Json> AskClient(uint64_t generation, const ToolContext& ctx,
                                 TimePoint call_deadline, Json& result);
-  // Rounds of questions one call may ask a legacy client.
-  static constexpr int kMaxAskRounds = 16;
 
   Options options_;
   CallInbox::Port inbox_;

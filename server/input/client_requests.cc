@@ -48,10 +48,16 @@ void ClientRequests::Ask(const Json& input_requests, std::shared_ptr<ClientAnswe
   }
 }
 
-void ClientRequests::Forget(const ClientAnswers* round) {
+void ClientRequests::Forget(const ClientAnswers* round, const char* why) {
   rounds_.erase(round);
   for (auto it = questions_.begin(); it != questions_.end();) {
-    it = it->second.round == round ? questions_.erase(it) : std::next(it);
+    if (it->second.round != round) {
+      ++it;
+      continue;
+    }
+    sink_.SendResponse(EncodeNotification("notifications/cancelled",
+                                          Json{{"requestId", it->first}, {"reason", why}}));
+    it = questions_.erase(it);
   }
 }
 
@@ -59,7 +65,7 @@ void ClientRequests::Abandon(const ClientAnswers* round) {
   const auto it = rounds_.find(round);
   if (it == rounds_.end()) return;
   it->second.answers->Finish(ClientAnswers::End::kAbandoned, Json(), Json("the call settled"));
-  Forget(round);
+  Forget(round, "the tool call that asked was cancelled or timed out");
 }
 
 bool ClientRequests::OnResponse(const Json& id, const Json& result, const Json& error) {
@@ -73,13 +79,13 @@ bool ClientRequests::OnResponse(const Json& id, const Json& result, const Json& 
     round.answers->Finish(
         ClientAnswers::End::kError, Json(),
         Json{{"key", question.key}, {"method", question.method}, {"error", error}});
-    Forget(question.round);
+    Forget(question.round, "another question of the same tool call failed");
     return true;
   }
   round.collected[question.key] = result;
   if (--round.outstanding == 0) {
     round.answers->Finish(ClientAnswers::End::kAnswered, std::move(round.collected), Json());
-    Forget(question.round);
+    Forget(question.round, "answered");  // nothing left open
   }
   return true;
 }

@@ -16,6 +16,10 @@
 //     or abandoned (its call settled: the worker is told, late responses are dropped).
 //  2. A response with an id keel did not send, or sent for an abandoned round, is not ours
 //     (OnResponse returns false); the caller logs and drops it.
+//  4. A question keel stops waiting for (its round abandoned, or ended by another question's
+//     error) is cancelled at the client with notifications/cancelled for its id, so the
+//     client can close its dialog. These are keel's own requests: CAN-4 (never for a
+//     client's request) is untouched.
 //  3. At most kMaxPending questions wait at once; a round that would exceed it fails at once
 //     ("too many questions waiting") without sending anything.
 #pragma once
@@ -88,7 +92,8 @@ class ClientRequests {
     std::string method;
   };
 
-  void Forget(const ClientAnswers* round);
+  // Drops `round`; its questions still open are cancelled at the client (invariant 4).
+  void Forget(const ClientAnswers* round, const char* why);
 
   OutputSink& sink_;
   uint64_t next_id_ = 1;

@@ -33,7 +33,8 @@ void AddMissing(const Json& request, const Json& capabilities, Json& missing) {
       missing["elicitation"][mode] = Json::object();  // {} means form only
     }
   } else if (method == "sampling/createMessage") {
-    const bool tools = params.is_object() && (params.contains("tools") || params.contains("toolChoice"));
+    const bool tools =
+        params.is_object() && (params.contains("tools") || params.contains("toolChoice"));
     if (!Declares(capabilities, "sampling", &declared)) {
       missing["sampling"] = Json::object();
       if (tools) missing["sampling"]["tools"] = Json::object();
@@ -74,10 +75,11 @@ std::string Keys(const Json& input_requests) {
 
 }  // namespace
 
-std::variant<InputRound, RpcError> BeginInputRound(
-    const std::string& tool, const Json& arguments, const Json& client_capabilities,
-    const Json& input_responses, const std::optional<std::string>& request_state,
-    const InputClock& clock) {
+std::variant<InputRound, RpcError> BeginInputRound(const std::string& tool, const Json& arguments,
+                                                   const Json& client_capabilities,
+                                                   const Json& input_responses,
+                                                   const std::optional<std::string>& request_state,
+                                                   const InputClock& clock) {
   InputRound round;
   round.client_capabilities = client_capabilities;
   round.args_digest = ArgumentsDigest(arguments);
@@ -157,12 +159,14 @@ Json MissingCapabilities(const Json& input_requests, const Json& client_capabili
   return missing;
 }
 
-Json InputUnavailable(const std::string& tool, const Json& asked) {
+Json InputUnavailable(const std::string& tool, const Json& asked, const std::string& why,
+                      const Json& missing) {
   const Json requests = asked.is_object() ? asked.value("inputRequests", Json()) : Json();
+  Json error = {{"type", "input_unavailable"}, {"inputRequests", requests}};
+  if (missing.is_object() && !missing.empty()) error["missingCapabilities"] = missing;
   return ErrorResult("Tool '" + tool + "' needs input from the client (" + Keys(requests) +
-                         ") to go on. keel asks for it only of MCP 2026-07-28 requests (multi "
-                         "round-trip requests), never during a task's work; nothing was done.",
-                     Json{{"type", "input_unavailable"}, {"inputRequests", requests}});
+                         "), but " + why + "; nothing was done.",
+                     error);
 }
 
 }  // namespace keel

@@ -44,6 +44,8 @@ using Json = nlohmann::json;
 
 // How long a question may wait for its answer.
 inline constexpr int64_t kInputStateTtlMs = 10 * 60 * 1000;
+// Rounds of questions one legacy call may send the client (rule 3).
+inline constexpr int kMaxAskRounds = 16;
 // The answers a state carries, at most this many bytes as JSON: more is refused (-32602).
 inline constexpr size_t kMaxCarriedAnswerBytes = 64 * 1024;
 
@@ -81,7 +83,10 @@ std::variant<Json, RpcError> FinishInputRound(const InputRound& round, const std
 // ClientCapabilities object; empty when nothing is missing.
 Json MissingCapabilities(const Json& input_requests, const Json& client_capabilities);
 
-// Rule 3.
-Json InputUnavailable(const std::string& tool, const Json& asked);
+// Rule 3: `why` ends the sentence "Tool '<tool>' needs input from the client (<keys>), but
+// ...". `missing`: the capabilities the client lacks (added as missingCapabilities when not
+// empty).
+Json InputUnavailable(const std::string& tool, const Json& asked, const std::string& why,
+                      const Json& missing = Json());
 
 }  // namespace keel

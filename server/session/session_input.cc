@@ -44,8 +44,7 @@ bool Session::ApproveByElicitation(const RequestContext& request, const ToolSpec
 
 std::shared_ptr<const InputRound> Session::BeginInput(const RequestContext& request,
                                                       const ToolSpec& spec,
-                                                      const CallToolRequest& call,
-                                                      bool* refused) {
+                                                      const CallToolRequest& call, bool* refused) {
   *refused = false;
   if (!IsModern(request.wire) || !spec.asks_for_input) return nullptr;
   static const Json kNoCapabilities;
@@ -66,7 +65,13 @@ Json Session::FilterCallResult(const CallIdentity& call, Json result) const {
   if (call.tool == nullptr) return result;
   // Rule 3 of input_round.h: only a modern call that is no task's work can be asked.
   if (IsInputRequired(result) && (!call.modern || !call.input || !call.task_id.empty())) {
-    return InputUnavailable(call.tool_name, result);
+    std::string why = "this call cannot be asked anything";
+    if (!call.task_id.empty()) {
+      why = "it asked during a task's work, where nobody waits to answer";
+    } else if (call.input && call.input->server_asks) {
+      why = "it kept asking after " + std::to_string(kMaxAskRounds) + " rounds of answers";
+    }
+    return InputUnavailable(call.tool_name, result, why);
   }
   return ForOutputSchema(call.tool->spec(), std::move(result));
 }

@@ -27,23 +27,31 @@ Json AskText(const std::string& message, const std::string& property) {
   return Json{{"method", "elicitation/create"}, {"params", std::move(params)}};
 }
 
-// The accepted answer's `property`, or nullopt with `declined` set to the action when the
-// user did not accept (or answered something else).
+// The accepted answer's `property`, or nullopt with `refused` saying why: the user did not
+// accept (the action), or accepted without a string `property`.
 std::optional<std::string> Accepted(const Json& answer, const std::string& property,
-                                    std::string* declined) {
+                                    std::string* refused) {
   const std::string action = answer.value("action", std::string());
   const Json content = answer.value("content", Json::object());
-  if (action == "accept" && content.is_object() && content.contains(property) &&
-      content[property].is_string()) {
+  if (action != "accept") {
+    *refused = action.empty() ? "no action" : action;
+    return std::nullopt;
+  }
+  if (content.is_object() && content.contains(property) && content[property].is_string()) {
     return content[property].get<std::string>();
   }
-  *declined = action.empty() ? "no answer" : action;
+  *refused = "accepted without a string '" + property + "'";
   return std::nullopt;
 }
 
-Json Declined(const std::string& tool, const std::string& action) {
-  return ErrorResult(tool + ": the user did not give the input (" + action + "); nothing was done",
-                     Json{{"type", "input_declined"}, {"action", action}});
+Json Declined(const std::string& tool, const std::string& why) {
+  const bool invalid = why.rfind("accepted", 0) == 0;
+  return ErrorResult(tool + ": " +
+                         (invalid ? "the answer does not fit the question (" + why + ")"
+                                  : "the user did not give the input (" + why + ")") +
+                         "; nothing was done",
+                     Json{{"type", invalid ? "input_invalid" : "input_declined"},
+                          {"action", invalid ? "accept" : why}});
 }
 
 Json AskName(ToolContext& ctx) {
@@ -78,13 +86,14 @@ Json AskTwoRounds(ToolContext& ctx) {
 
 // The three questions of ask_everything, by key.
 Json EverythingQuestions() {
-  Json capital = {{"method", "sampling/createMessage"},
-                  {"params",
-                   {{"messages", Json::array({{{"role", "user"},
-                                               {"content",
-                                                {{"type", "text"},
-                                                 {"text", "What is the capital of France?"}}}}})},
-                    {"maxTokens", 100}}}};
+  Json capital = {
+      {"method", "sampling/createMessage"},
+      {"params",
+       {{"messages",
+         Json::array(
+             {{{"role", "user"},
+               {"content", {{"type", "text"}, {"text", "What is the capital of France?"}}}}})},
+        {"maxTokens", 100}}}};
   return Json{{"user_name", AskText("What is your name?", "name")},
               {"capital", std::move(capital)},
               {"client_roots", {{"method", "roots/list"}, {"params", Json::object()}}}};

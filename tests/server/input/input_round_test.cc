@@ -13,13 +13,13 @@ namespace keel::input_round_test {
 namespace {
 
 const StateKeys kKeys{std::string(32, 'k'), std::string()};
-const Json kEverything = {{"elicitation", Json::object()},
-                          {"sampling", Json::object()},
-                          {"roots", Json::object()}};
+const Json kEverything = {
+    {"elicitation", Json::object()}, {"sampling", Json::object()}, {"roots", Json::object()}};
 const Json kArguments = {{"city", "Paris"}};
 
-const Json kElicit = {{"method", "elicitation/create"},
-                      {"params", {{"message", "Name?"}, {"requestedSchema", {{"type", "object"}}}}}};
+const Json kElicit = {
+    {"method", "elicitation/create"},
+    {"params", {{"message", "Name?"}, {"requestedSchema", {{"type", "object"}}}}}};
 const Json kSample = {{"method", "sampling/createMessage"},
                       {"params", {{"messages", Json::array()}, {"maxTokens", 10}}}};
 const Json kRoots = {{"method", "roots/list"}, {"params", Json::object()}};
@@ -67,8 +67,7 @@ TEST_CASE("the next round's state carries every earlier answer and the tool's ow
           "[MRTR-1]") {
   const Json asked1 = Finish(Begin(Json(), std::nullopt), {{"step1", kElicit}}, "n1", "s1");
   const Json answer1 = {{"action", "accept"}, {"content", {{"name", "Alice"}}}};
-  const InputRound second =
-      Begin({{"step1", answer1}}, asked1["requestState"].get<std::string>());
+  const InputRound second = Begin({{"step1", answer1}}, asked1["requestState"].get<std::string>());
   CHECK(second.round == 2);
   CHECK(second.answers == Json{{"step1", answer1}});
   CHECK(second.tool_state == "s1");
@@ -81,8 +80,7 @@ TEST_CASE("the next round's state carries every earlier answer and the tool's ow
   CHECK(third.tool_state == "s2");
 }
 
-TEST_CASE("answers without a state are taken as they are (the answer alone suffices)",
-          "[MRTR-1]") {
+TEST_CASE("answers without a state are taken as they are (the answer alone suffices)", "[MRTR-1]") {
   const Json answer = {{"action", "accept"}, {"content", {{"name", "Bob"}}}};
   const InputRound round = Begin({{"name", answer}}, std::nullopt);
   CHECK(round.round == 2);
@@ -90,11 +88,13 @@ TEST_CASE("answers without a state are taken as they are (the answer alone suffi
   CHECK(round.tool_state.empty());
 }
 
-TEST_CASE("a state keel did not seal, or sealed for another call, and a non-object answer "
-          "are refused",
-          "[MRTR-1]") {
+TEST_CASE(
+    "a state keel did not seal, or sealed for another call, and a non-object answer "
+    "are refused",
+    "[MRTR-1]") {
   const std::string state =
-      Finish(Begin(Json(), std::nullopt), {{"name", kElicit}}, "n1")["requestState"].get<std::string>();
+      Finish(Begin(Json(), std::nullopt), {{"name", kElicit}}, "n1")["requestState"]
+          .get<std::string>();
   CHECK(Refused(Json(), state + "-TAMPERED").code == -32602);
   CHECK(Refused(Json(), state, "other_tool").message.find("another call") != std::string::npos);
   const RpcError bad = Refused({{"name", 12345}}, std::nullopt);
@@ -107,9 +107,8 @@ TEST_CASE("a state keel did not seal, or sealed for another call, and a non-obje
 
 TEST_CASE("a question the client cannot answer is -32021 naming what it lacks", "[MRTR-1]") {
   const InputRound round = Begin(Json(), std::nullopt, Json{{"sampling", Json::object()}});
-  auto finished = FinishInputRound(round, "ask",
-                                   AskForInput({{"a", kElicit}, {"b", kSample}, {"c", kRoots}}),
-                                   Clock("n"));
+  auto finished = FinishInputRound(
+      round, "ask", AskForInput({{"a", kElicit}, {"b", kSample}, {"c", kRoots}}), Clock("n"));
   REQUIRE(std::holds_alternative<RpcError>(finished));
   const RpcError& error = std::get<RpcError>(finished);
   CHECK(error.code == -32021);
@@ -143,10 +142,14 @@ TEST_CASE("a question keel cannot send is the tool's error, not the client's", "
   }
 }
 
-TEST_CASE("a call that cannot be asked gets input_unavailable naming the questions",
-          "[MRTR-1]") {
-  const Json result = InputUnavailable("ask", AskForInput({{"name", kElicit}}));
+TEST_CASE("a call that cannot be asked gets input_unavailable naming the questions", "[MRTR-1]") {
+  const Json result = InputUnavailable("ask", AskForInput({{"name", kElicit}}), "no way",
+                                       Json{{"roots", Json::object()}});
   CHECK(result["isError"] == true);
+  CHECK(result["content"][0]["text"] ==
+        "Tool 'ask' needs input from the client (name), but no way; nothing was done.");
+  CHECK(result["structuredContent"]["error"]["missingCapabilities"] ==
+        Json{{"roots", Json::object()}});
   CHECK(result["structuredContent"]["error"]["type"] == "input_unavailable");
   CHECK(result["structuredContent"]["error"]["inputRequests"] == Json{{"name", kElicit}});
 }
@@ -156,8 +159,8 @@ TEST_CASE("a tool reads its answers and asks only what the client declared", "[M
   CHECK(ctx.InputResponse("name") == nullptr);
   CHECK_FALSE(ctx.CanAsk(kElicit));  // a call without an input round cannot be asked
   CallIdentity identity;
-  auto round = std::make_shared<InputRound>(Begin(
-      {{"name", {{"action", "decline"}}}}, std::nullopt, Json{{"sampling", Json::object()}}));
+  auto round = std::make_shared<InputRound>(
+      Begin({{"name", {{"action", "decline"}}}}, std::nullopt, Json{{"sampling", Json::object()}}));
   identity.input = round;
   ctx.set_identity(identity);
   REQUIRE(ctx.InputResponse("name") != nullptr);
