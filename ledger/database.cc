@@ -1,7 +1,9 @@
 #include "ledger/database.h"
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 #include <sqlite3.h>
@@ -56,6 +58,26 @@ std::string SecondNameProblem(sqlite3* db) {
            "every key; use one name (a symlink is fine) or a copy of the file";
   }
   return {};
+}
+
+// Runs `sql` on a fresh connection, retrying while the file is busy, for as long as the busy
+// timeout. Switching a new file to WAL takes its exclusive lock; when two keels open one new
+// file at once, SQLite may answer SQLITE_BUSY at once instead of calling the busy handler (the
+// handler is skipped where waiting could deadlock), so the wait is done here: seen as
+// "database is locked" from the second of two keels started together on one new --db.
+std::string ExecRetryingBusy(Database& db, sqlite3* raw, const char* sql) {
+  constexpr auto kPause = std::chrono::milliseconds(10);
+  const auto until =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kDefaultBusyTimeoutMs);
+  for (;;) {
+    std::string error = db.Exec(sql);
+    const int code = sqlite3_errcode(raw) & 0xff;
+    if (error.empty() || (code != SQLITE_BUSY && code != SQLITE_LOCKED) ||
+        std::chrono::steady_clock::now() >= until) {
+      return error;
+    }
+    std::this_thread::sleep_for(kPause);
+  }
 }
 
 }  // namespace
@@ -141,7 +163,7 @@ std::unique_ptr<Database> Database::Open(const std::string& path, std::string* e
   sqlite3_busy_timeout(raw, kDefaultBusyTimeoutMs);
   for (const char* pragma :
        {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON"}) {
-    if (std::string e = db->Exec(pragma); !e.empty()) {
+    if (std::string e = ExecRetryingBusy(*db, raw, pragma); !e.empty()) {
       *error = e;
       return nullptr;
     }

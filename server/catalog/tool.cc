@@ -1,6 +1,7 @@
 #include "server/catalog/tool.h"
 
 #include "protocol/bounded_json.h"
+#include "protocol/client_capabilities.h"
 #include "protocol/schema_validator.h"
 #include "server/input/input_round.h"
 

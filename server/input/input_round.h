@@ -35,6 +35,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "protocol/client_capabilities.h"
 #include "protocol/mcp_error.h"
 #include "server/input/request_state.h"
 
@@ -78,10 +79,6 @@ std::variant<InputRound, RpcError> BeginInputRound(const std::string& tool, cons
 // -32021 error.
 std::variant<Json, RpcError> FinishInputRound(const InputRound& round, const std::string& tool,
                                               Json asked, const InputClock& clock);
-
-// The capabilities `input_requests` need that `client_capabilities` do not declare, as a
-// ClientCapabilities object; empty when nothing is missing.
-Json MissingCapabilities(const Json& input_requests, const Json& client_capabilities);
 
 // Rule 3: `why` ends the sentence "Tool '<tool>' needs input from the client (<keys>), but
 // ...". `missing`: the capabilities the client lacks (added as missingCapabilities when not

@@ -84,9 +84,7 @@ std::variant<StateClaims, std::string> OpenState(std::string_view token, const S
   return claims;
 }
 
-std::string ArgumentsDigest(const Json& arguments) {
-  return Sha256Hex(CanonicalJson(arguments));
-}
+std::string ArgumentsDigest(const Json& arguments) { return Sha256Hex(CanonicalJson(arguments)); }
 
 bool StateMatches(const StateClaims& claims, std::string_view method, std::string_view name,
                   std::string_view args_digest) {

@@ -37,6 +37,11 @@
 //     tool's taskSupport is not "forbidden" (its work goes on as the task's). A
 //     non-declaring call of a "required" tool is -32021; otherwise it runs as a plain call.
 //     A legacy params.task on a modern call is ignored.
+// 10. A tool that asks for input (ToolSpec::asks_for_input; server/input/input_round.h) is
+//     asked in the era of its call: a modern call's question is its InputRequiredResult
+//     (BeginInput, EncodeCallResult), a legacy call's questions go to the client as
+//     requests (client_requests_, answered through HandleMessage) while the call stays
+//     open. The only requests keel sends are these.
 #pragma once
 
 #include <cstdint>
