@@ -42,7 +42,7 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("waiting for the client pauses the idle clock; the answer restarts it", "[TMO-1]") {
+TEST_CASE("waiting for the client pauses the idle clock, and the answer restarts it", "[TMO-1]") {
   Fixture f;
   auto call = f.Start();
   f.AdvanceTo(500);

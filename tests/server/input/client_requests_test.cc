@@ -71,7 +71,7 @@ TEST_CASE(
   CHECK_FALSE(f.requests.OnResponse(f.IdOf("elicitation/create"), Json::object(), Json()));
 }
 
-TEST_CASE("an abandoned round drops late answers; ids keel never sent are not ours",
+TEST_CASE("an abandoned round drops late answers, and ids keel never sent are not ours",
           "[MRTR-1][CAN-2]") {
   Fixture f;
   f.requests.Ask(kTwoQuestions, f.box);
