@@ -40,6 +40,19 @@ std::string_view ExtensionStatus(const TaskRecord& task) {
   return TaskStatusName(task.status);
 }
 
+// A Task in either dialect: the same fields, with the dialect's status and the names of its
+// ttl and poll interval members.
+Json TaskFields(const TaskRecord& task, std::string_view status, const char* ttl_key,
+                const char* poll_key) {
+  Json json = {{"taskId", task.task_id}, {"status", std::string(status)}};
+  if (!task.status_message.empty()) json["statusMessage"] = task.status_message;
+  json["createdAt"] = IsoTime(task.created_ms);
+  json["lastUpdatedAt"] = IsoTime(task.updated_ms);
+  json[ttl_key] = task.ttl_ms ? Json(*task.ttl_ms) : Json(nullptr);
+  json[poll_key] = task.poll_interval_ms;
+  return json;
+}
+
 }  // namespace
 
 bool IsExtensionTask(const TaskRecord& task) {
@@ -56,13 +69,7 @@ void MarkExtensionRequest(Json& params) {
 }
 
 Json ExtensionTaskJson(const TaskRecord& task) {
-  Json json = {{"taskId", task.task_id}, {"status", std::string(ExtensionStatus(task))}};
-  if (!task.status_message.empty()) json["statusMessage"] = task.status_message;
-  json["createdAt"] = IsoTime(task.created_ms);
-  json["lastUpdatedAt"] = IsoTime(task.updated_ms);
-  json["ttlMs"] = task.ttl_ms ? Json(*task.ttl_ms) : Json(nullptr);
-  json["pollIntervalMs"] = task.poll_interval_ms;
-  return json;
+  return TaskFields(task, ExtensionStatus(task), "ttlMs", "pollIntervalMs");
 }
 
 Json ExtensionCreateTaskResult(const TaskRecord& task) {
@@ -93,13 +100,7 @@ Json ExtensionDetailedTask(const TaskRecord& task) {
 }
 
 Json TaskJson(const TaskRecord& task) {
-  Json json = {{"taskId", task.task_id}, {"status", std::string(TaskStatusName(task.status))}};
-  if (!task.status_message.empty()) json["statusMessage"] = task.status_message;
-  json["createdAt"] = IsoTime(task.created_ms);
-  json["lastUpdatedAt"] = IsoTime(task.updated_ms);
-  json["ttl"] = task.ttl_ms ? Json(*task.ttl_ms) : Json(nullptr);
-  json["pollInterval"] = task.poll_interval_ms;
-  return json;
+  return TaskFields(task, TaskStatusName(task.status), "ttl", "pollInterval");
 }
 
 Json RelatedTaskMeta(std::string_view task_id) {

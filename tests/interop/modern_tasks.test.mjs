@@ -62,7 +62,9 @@ const LOOSE = {
   },
 };
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));  // only between polls
+// A real wait, only between polls of tasks/get: the client honours the pollIntervalMs keel
+// asks for, as the extension says clients should. Never an assertion.
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const isResponse = (m) => 'id' in m && ('result' in m || 'error' in m);
 const responsesTo = (k, id) => k.seen.filter((m) => isResponse(m) && m.id === id);
 const indexOfResponse = (k, id) => k.seen.findIndex((m) => isResponse(m) && m.id === id);
