@@ -6,8 +6,9 @@
 // task's work (from the RequestCoordinator) into durable task state. Every read and write
 // goes through the TaskStoreThread; answers come back through EventLoop::Post.
 //
-// Files: task_manager.cc (request tracking, notifications, upkeep), task_creation.cc,
-// task_methods.cc (tasks/get|list|result|cancel), task_lifecycle.cc (the work's fate).
+// Files: task_manager.cc (request tracking, notifications, upkeep), task_creation.cc
+// (creation and promotion), task_methods.cc (tasks/get|list|result|cancel|update),
+// task_lifecycle.cc (the work's fate).
 //
 // Thread: loop thread only.
 // Invariants:
