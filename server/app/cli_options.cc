@@ -271,6 +271,54 @@ void AddTestOptions(CLI::App& app, CliOptions& o) {
       ->envname("KEEL_CONFORMANCE_FIXTURES");
 }
 
+// Streamable HTTP: keel as a network service (server/transport/http/mcp_http.h).
+void AddHttpOptions(CLI::App& app, CliOptions& o) {
+  app.add_option("--http", o.http,
+                 "Also serve MCP over Streamable HTTP on HOST:PORT (or PORT, on 127.0.0.1; "
+                 "[::1]:PORT for IPv6). Modern (2026-07-28) clients POST each request; legacy "
+                 "(2025-11-25) clients get a session from initialize. Closing a response "
+                 "stream cancels a modern request")
+      ->envname("KEEL_HTTP");
+  app.add_option("--http-path", o.http_path, "The MCP endpoint's path")
+      ->envname("KEEL_HTTP_PATH");
+  app.add_flag("--no-stdio", o.no_stdio,
+               "With --http: do not serve stdin/stdout (a pure network service that runs "
+               "until SIGTERM or SIGINT)")
+      ->envname("KEEL_NO_STDIO");
+  app.add_option("--sse-keepalive", o.sse_keepalive_ms,
+                 "A comment on each open SSE response stream this often, in ms (0 = none)")
+      ->envname("KEEL_SSE_KEEPALIVE")
+      ->check(CLI::Range(0LL, 3600000LL));
+  app.add_option("--http-allow-origin", o.http_allow_origins,
+                 "A browser Origin allowed besides loopback ones (scheme://host[:port]; "
+                 "repeatable). Requests with any other Origin get 403")
+      ->envname("KEEL_HTTP_ALLOW_ORIGIN");
+  app.add_option("--http-token-file", o.http_token_file,
+                 "File whose first line is the bearer token every HTTP request must carry "
+                 "(Authorization: Bearer TOKEN; 401 otherwise). Required to listen on a "
+                 "non-loopback address, unless --http-insecure-no-auth")
+      ->envname("KEEL_HTTP_TOKEN_FILE");
+  app.add_flag("--http-insecure-no-auth", o.http_insecure_no_auth,
+               "Allow a non-loopback --http address without a token (anyone who reaches "
+               "the port can call every tool)")
+      ->envname("KEEL_HTTP_INSECURE_NO_AUTH");
+  app.add_option("--http-max-connections", o.http_max_connections,
+                 "Open HTTP connections at most; past it a request gets 503")
+      ->envname("KEEL_HTTP_MAX_CONNECTIONS")
+      ->check(CLI::Range(size_t{1}, size_t{100000}));
+  app.add_option("--http-max-sessions", o.http_max_sessions,
+                 "Legacy (2025-11-25) HTTP sessions kept; past it the least recently used "
+                 "ends (its next request gets 404)")
+      ->envname("KEEL_HTTP_MAX_SESSIONS")
+      ->check(CLI::Range(size_t{1}, size_t{1000000}));
+  app.add_option("--http-idle-timeout", o.http_idle_timeout_ms,
+                 "An HTTP connection that sends or reads nothing for this long is closed (slow "
+                 "headers or bodies, a client that stopped reading its stream: that request "
+                 "is cancelled), in ms; not while keel computes its answer")
+      ->envname("KEEL_HTTP_IDLE_TIMEOUT")
+      ->check(CLI::Range(1000LL, 3600000LL));
+}
+
 // Every option of `keel` that serves, in --help order (--config first).
 TimeoutOptions AddServeOptions(CLI::App& app, CliOptions& o) {
   app.add_option("--config", o.config_file, "TOML file with the same settings as the flags")
@@ -280,6 +328,7 @@ TimeoutOptions AddServeOptions(CLI::App& app, CliOptions& o) {
   AddLogOptions(app, o);
   AddToolOptions(app, o);
   AddTraceAndSafetyOptions(app, o);
+  AddHttpOptions(app, o);
   AddTestOptions(app, o);
   return timeouts;
 }

@@ -56,6 +56,17 @@ struct CliOptions {
   std::string catalog_file;         // empty: the built-in demo catalog
   bool shadow = false;              // OPS-1 for every tool
   std::vector<std::string> faults;  // --fault TOOL:KIND[=VALUE] (simulated backend)
+  // Streamable HTTP (server/transport/http/mcp_http.h): --http HOST:PORT or PORT; empty: off.
+  std::string http;
+  std::string http_path = "/mcp";
+  bool no_stdio = false;  // HTTP only: stdin and stdout are not the protocol
+  long long sse_keepalive_ms = 15000;
+  std::vector<std::string> http_allow_origins;
+  std::string http_token_file;
+  bool http_insecure_no_auth = false;
+  size_t http_max_connections = 256;
+  size_t http_max_sessions = 1024;
+  long long http_idle_timeout_ms = 30000;
   // `keel policy show [--previous]` / `keel policy check FILE`: instead of serving.
   std::string policy_command;  // "", "show" or "check"
   bool policy_previous = false;

@@ -14,6 +14,7 @@
 
 #include "server/app/durable_state.h"
 #include "server/app/exit_codes.h"
+#include "server/app/http_setup.h"
 #include "server/app/process_identity.h"
 #include "server/app/process_log.h"
 #include "server/app/protocol_fds.h"
@@ -68,6 +69,8 @@ int Serve(const CliOptions& flags) {
   // The policy and the catalog are validated completely before anything else starts (BUD-1).
   ServeConfig config = LoadServeConfig(flags, std::cerr);
   if (config.exit_code) return *config.exit_code;
+  HttpSetup http = PrepareHttp(flags, std::cerr);
+  if (http.exit_code) return *http.exit_code;
   ProcessIo io;
   if (const std::optional<int> exit_code = SetUpProcess(flags, &io)) return *exit_code;
   // The durable state is opened before serving: a database keel cannot use is a clear
@@ -93,7 +96,9 @@ int Serve(const CliOptions& flags) {
                       .trace = trace.get(),
                       .in = io.in,
                       .out = io.out,
-                      .signal_fd = io.signal_fd},
+                      .signal_fd = io.signal_fd,
+                      .http = std::move(http.options),
+                      .no_stdio = flags.no_stdio},
                      std::move(task_store));
   return server.Run();
 }

@@ -10,7 +10,10 @@
 namespace keel {
 
 int FinishServing(ExitParts parts) {
-  if (!parts.peer_gone) parts.transport.FlushBlocking(parts.clock.Now() + kExitFlush);
+  if (!parts.peer_gone) {
+    const TimePoint deadline = parts.clock.Now() + kExitFlush;
+    for (Transport* transport : parts.transports) transport->FlushBlocking(deadline);
+  }
   parts.task_store.reset();  // every decided task write reaches the file
   const bool idle = parts.pool.WaitIdle(parts.clock.Now() + kExitWorkers);
   const auto& stats = parts.stats;

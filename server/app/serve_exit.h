@@ -20,7 +20,7 @@
 #include "server/runtime/clock.h"
 #include "server/runtime/worker_pool.h"
 #include "server/tasks/task_store_thread.h"
-#include "server/transport/stdio_transport.h"
+#include "server/transport/transport.h"
 
 namespace keel {
 
@@ -29,7 +29,7 @@ inline constexpr Duration kExitWorkers = Millis(100);
 
 struct ExitParts {
   const Clock& clock;
-  StdioTransport& transport;
+  std::vector<Transport*> transports;  // stdio, HTTP: each flushed
   std::unique_ptr<TaskStoreThread> task_store;  // joined and destroyed by the sequence
   WorkerPool& pool;
   const RequestCoordinator::Stats& stats;

@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <utility>
@@ -26,9 +27,13 @@ StdioServer::StdioServer(ServeParts parts, std::unique_ptr<TaskStoreThread> task
       // admissible call.
       pool_(parts_.flags.workers, parts_.flags.max_inflight),
       dispatcher_(TransportCallbacks()),
-      transport_(loop_, parts_.in, parts_.out, parts_.flags.max_line_bytes,
-                 parts_.flags.outbox_bytes, dispatcher_),
-      session_(loop_, transport_, parts_.tools.registry, pool_,
+      http_dispatcher_(HttpCallbacks()),
+      transport_(parts_.no_stdio ? nullptr
+                                 : std::make_unique<StdioTransport>(
+                                       loop_, parts_.in, parts_.out, parts_.flags.max_line_bytes,
+                                       parts_.flags.outbox_bytes, dispatcher_)),
+      session_(loop_, transport_ ? static_cast<OutputSink&>(*transport_) : null_sink_,
+               parts_.tools.registry, pool_,
                SessionOptionsFor(parts_.flags, parts_.owner, parts_.ledger, parts_.trace),
                task_store_.get()),
       reaper_(loop_, pool_, parts_.ledger),
@@ -58,12 +63,47 @@ FunctionDispatcher::Functions StdioServer::TransportCallbacks() {
           .on_input_ended = [this] { session_.BeginShutdown("stdin closed"); }};
 }
 
+FunctionDispatcher::Functions StdioServer::HttpCallbacks() {
+  return {.on_message =
+              [this](Exchange& exchange, Message message) {
+                session_.HandleMessage(message, exchange.id(), exchange.peer());
+              },
+          // A modern request whose client left: cancelled (CAN-5). The transport reports
+          // only those (mcp_http.h invariant 6).
+          .on_exchange_closed = [this](Exchange& exchange) { session_.OnExchangeClosed(exchange.id()); },
+          .on_progress_dropped = [this](Exchange&,
+                                        uint64_t stream) { session_.OnProgressDropped(stream); },
+          .on_input_ended = nullptr};
+}
+
+OutputSink* StdioServer::Router::Find(ExchangeId id) {
+  if (server_.transport_ && (id == StdioTransport::kExchangeId || id == kNoExchange)) {
+    return server_.transport_.get();
+  }
+  if (server_.http_) return server_.http_->Find(id);
+  return nullptr;
+}
+
 void StdioServer::WireSession() {
   // Tasks a dead keel left working are settled before any request is read (the store
   // thread runs jobs in order), then every minute with the sweep of expired tasks.
   RecoveryOptions recovery{parts_.owner, getpid(), nullptr};
   session_.tasks()->StartMaintenance(OrphanedTaskRecovery(parts_.tools.registry, recovery));
-  session_.set_on_stop_reading([this] { transport_.StopReading(); });
+  session_.set_on_stop_reading([this] {
+    if (transport_) transport_->StopReading();
+    if (http_) http_->StopReading();
+  });
+  session_.set_router(&router_);
+  if (parts_.http) {
+    const ToolRegistry& registry = parts_.tools.registry;
+    http_ = std::make_unique<McpHttpTransport>(
+        loop_, *parts_.http, http_dispatcher_,
+        [&registry](const std::string& name) -> const nlohmann::json* {
+          const Tool* tool = registry.Find(name);
+          return tool == nullptr ? nullptr : &tool->spec().input_schema;
+        },
+        [this](PeerId peer) { session_.ForgetPeer(peer); });
+  }
   session_.SetPolicy(parts_.policy);
   session_.set_on_finished([this] { loop_.Stop(); });
 }
@@ -82,8 +122,21 @@ int StdioServer::Run() {
   if (!parts_.tools.command_tools.empty()) {
     pool_.Submit([this] { ReconcileCommandTools(parts_.tools.command_tools, parts_.owner); });
   }
+  if (http_) {
+    std::string error;
+    if (!http_->Start(&error)) {
+      spdlog::critical("--http: {}", error);
+      std::fprintf(stderr, "keel: --http: %s\n", error.c_str());
+      return kExitUnavailable;
+    }
+    const std::string& host = parts_.http->server.host;
+    const bool v6 = host.find(':') != std::string::npos;
+    std::fprintf(stderr, "keel: listening on http://%s%s%s:%u%s\n", v6 ? "[" : "", host.c_str(),
+                 v6 ? "]" : "", static_cast<unsigned>(http_->port()), parts_.http->path.c_str());
+  }
   loop_.Watch(parts_.signal_fd, POLLIN, [this](short) { signals_.Drain(parts_.signal_fd); });
-  spdlog::info("keel {} serving on stdio with {} workers, {} tools", KEEL_VERSION, pool_.threads(),
+  spdlog::info("keel {} serving{}{} with {} workers, {} tools", KEEL_VERSION,
+               transport_ ? " on stdio" : "", http_ ? " over HTTP" : "", pool_.threads(),
                parts_.tools.registry.tools().size());
   try {
     loop_.Run();
@@ -95,8 +148,11 @@ int StdioServer::Run() {
     spdlog::default_logger()->flush();
     std::_Exit(kExitSoftware);
   }
+  std::vector<Transport*> transports;
+  if (transport_) transports.push_back(transport_.get());
+  if (http_) transports.push_back(http_.get());
   return FinishServing({.clock = clock_,
-                        .transport = transport_,
+                        .transports = std::move(transports),
                         .task_store = std::move(task_store_),
                         .pool = pool_,
                         .stats = session_.coordinator().stats(),

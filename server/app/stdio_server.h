@@ -33,6 +33,8 @@
 #include "server/trace/trace_log.h"
 #include "server/transport/function_dispatcher.h"
 #include "server/transport/stdio_fd.h"
+#include "server/transport/http/mcp_http.h"
+#include "server/transport/output_router.h"
 #include "server/transport/stdio_transport.h"
 
 namespace keel {
@@ -48,6 +50,10 @@ struct ServeParts {
   StdioFd in;                 // the protocol streams (protocol_fds.h)
   StdioFd out;
   int signal_fd = -1;  // the signal pipe's read end (signal_pipe.h)
+  // --http (http_setup.h); nullopt: no HTTP. With `no_stdio`, stdin and stdout are not
+  // served.
+  std::optional<McpHttpOptions> http;
+  bool no_stdio = false;
 };
 
 class StdioServer {
@@ -57,15 +63,37 @@ class StdioServer {
   StdioServer(const StdioServer&) = delete;
   StdioServer& operator=(const StdioServer&) = delete;
 
-  // Serves until the session ends, then runs the exit sequence. Returns 0, or does not return:
-  // _Exit(70) when the loop itself fails, _Exit(0) when tool code still runs at exit.
+  // Serves until the session ends, then runs the exit sequence. Returns 0 (69 when the HTTP
+  // address cannot be listened on), or does not return: _Exit(70) when the loop itself
+  // fails, _Exit(0) when tool code still runs at exit.
   int Run();
+  // The HTTP port listened on (after Run started it); 0 without --http.
+  uint16_t http_port() const { return http_ ? http_->port() : 0; }
 
   // For tests, after Run().
   const Session& session() const { return session_; }
 
  private:
   FunctionDispatcher::Functions TransportCallbacks();
+  FunctionDispatcher::Functions HttpCallbacks();
+  // Where each exchange's output goes: stdio's one exchange (and lines that concern no
+  // request), or an HTTP exchange while it is open.
+  class Router final : public OutputRouter {
+   public:
+    explicit Router(StdioServer& server) : server_(server) {}
+    OutputSink* Find(ExchangeId id) override;
+
+   private:
+    StdioServer& server_;
+  };
+  // The session's default sink when stdin/stdout are not served: drops everything.
+  class NullSink final : public OutputSink {
+   public:
+    void SendResponse(std::string) override {}
+    void SendProgress(uint64_t, std::string) override {}
+    void DiscardProgress(uint64_t) override {}
+    void SendLog(std::string) override {}
+  };
   void WireSession();
   void ReloadPolicy();
 
@@ -78,8 +106,12 @@ class StdioServer {
   WorkerPool pool_;
   bool peer_gone_ = false;
   FunctionDispatcher dispatcher_;  // what the transport delivers, to the session
-  StdioTransport transport_;
+  FunctionDispatcher http_dispatcher_;
+  NullSink null_sink_;
+  std::unique_ptr<StdioTransport> transport_;  // null with --no-stdio
   Session session_;
+  Router router_{*this};
+  std::unique_ptr<McpHttpTransport> http_;  // null without --http
   LedgerReaper reaper_;
   SignalDispatch signals_;
 };

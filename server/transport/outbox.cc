@@ -1,7 +1,9 @@
 #include "server/transport/outbox.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cerrno>
+#include <cstring>
 #include <iterator>
 
 #include <sys/uio.h>
@@ -102,6 +104,26 @@ void Outbox::PushLog(std::string line) {
   }
   line += '\n';
   Append(std::move(line), 0);
+}
+
+size_t Outbox::CopyOut(char* buf, size_t max) {
+  size_t copied = 0;
+  while (copied < max && !entries_.empty()) {
+    Entry& front = entries_.front();
+    Detach(front);  // taken, or partly taken: either way no longer a slot
+    const size_t remaining = front.data.size() - head_written_;
+    const size_t n = std::min(remaining, max - copied);
+    std::memcpy(buf + copied, front.data.data() + head_written_, n);
+    copied += n;
+    bytes_ -= n;
+    if (n < remaining) {
+      head_written_ += n;
+      break;
+    }
+    entries_.pop_front();
+    head_written_ = 0;
+  }
+  return copied;
 }
 
 Outbox::WriteStatus Outbox::WriteTo(const StdioFd& out) {

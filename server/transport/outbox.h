@@ -60,6 +60,9 @@ class Outbox {
 
   // Writes as much as `out` accepts without blocking.
   WriteStatus WriteTo(const StdioFd& out);
+  // Takes up to `max` unsent bytes into `buf`, as if they were written (invariant 4): for a
+  // transport that is asked for bytes instead of writing them (an HTTP response stream).
+  size_t CopyOut(char* buf, size_t max);
 
  private:
   struct Entry {
