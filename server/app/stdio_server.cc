@@ -46,8 +46,11 @@ StdioServer::StdioServer(ServeParts parts, std::unique_ptr<TaskStoreThread> task
 FunctionDispatcher::Functions StdioServer::TransportCallbacks() {
   // The session is constructed after the transport; the transport calls none of these before
   // the loop runs.
-  return {.on_message = [this](Exchange& exchange,
-                               Message message) { session_.HandleMessage(message, exchange.id()); },
+  return {.on_message =
+              [this](Exchange& exchange, Message message) {
+                // stdio's one exchange is its own peer (exchange.h).
+                session_.HandleMessage(message, exchange.id(), exchange.peer());
+              },
           .on_exchange_closed =
               [this](Exchange& exchange) {
                 // Its requests are cancelled like any closed exchange's (their work stops).

@@ -39,9 +39,13 @@ struct CallIdentity {
   std::string correlation_id;  // keel's id of the call ("k-7"), the same for all its attempts
   Json request_id;             // the JSON-RPC id of tools/call (may be 0); null for a task's work
   std::string task_id;         // empty unless the work is a task's
-  // The exchange the tools/call came on: its close cancels the call (CancelExchange). A
-  // task's work belongs to no exchange.
+  // The exchange the tools/call came on: its answer, progress, log messages and questions go
+  // there, and its close cancels the call (CancelExchange). A task's work belongs to no
+  // exchange.
   ExchangeId exchange = kNoExchange;
+  // The peer that sent the tools/call (server/transport/exchange.h): `request_id` is its id,
+  // and only its notifications/cancelled reaches the call.
+  PeerId peer = kNoPeer;
   // The request spoke MCP 2026-07-28 (protocol/mcp_era.h): its result carries resultType
   // and the server's identity, and its log messages follow `log_level`, its own
   // io.modelcontextprotocol/logLevel (nullopt: none at all). A legacy call's follow the

@@ -23,11 +23,12 @@ void CallInbox::Port::Log(uint64_t generation, std::string tool, LoggingLevel le
   Post([generation, tool = std::move(tool), level,
         message = std::move(message)](CallInbox& in) mutable {
     // Late (after the settle), like progress; otherwise at the request's level: a modern
-    // request's own, a legacy one's the session's.
+    // request's own, a legacy one's its peer's; on the call's exchange.
     const CallIdentity* call = in.coordinator_.UnsettledIdentity(generation);
     if (call == nullptr) return;
-    if (call->modern) return in.log_.Log(call->log_level, level, tool, std::move(message));
-    in.log_.Log(level, tool, std::move(message));
+    const std::optional<LoggingLevel> threshold =
+        call->modern ? call->log_level : in.log_.LevelOf(call->peer);
+    in.log_.Log(threshold, level, tool, std::move(message), call->exchange);
   });
 }
 
@@ -65,11 +66,15 @@ void CallInbox::Port::NeverStarted(uint64_t generation, std::string task_id) con
 void CallInbox::Port::AskClient(uint64_t generation, Json requests,
                                 std::shared_ptr<ClientAnswers> box) const {
   Post([generation, requests = std::move(requests), box = std::move(box)](CallInbox& in) {
-    if (in.client_ == nullptr || !in.coordinator_.Unsettled(generation)) {
+    const CallIdentity* call = in.coordinator_.UnsettledIdentity(generation);
+    if (in.client_ == nullptr || call == nullptr) {
       return box->Finish(ClientAnswers::End::kAbandoned, Json(), Json("the call settled"));
     }
+    // The questions go where the call's answer will (its exchange), to the peer that asked.
+    const ExchangeId exchange = call->exchange;
+    const PeerId peer = call->peer;
     in.coordinator_.WaitForClient(generation, true);
-    in.client_->Ask(requests, box);
+    in.client_->Ask(requests, box, exchange, peer);
   });
 }
 

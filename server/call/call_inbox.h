@@ -46,7 +46,8 @@ class CallInbox {
     // The tool's progress report (the coordinator's invariant 5 applies).
     void Progress(uint64_t generation, double progress, std::optional<double> total,
                   std::string message) const;
-    // The tool's log message for the client, dropped once the call has settled.
+    // The tool's log message for the client, dropped once the call has settled; on the
+    // call's exchange, at its request's level (a modern one's own, a legacy peer's).
     void Log(uint64_t generation, std::string tool, LoggingLevel level, std::string message) const;
     // A retry starts `delay` from now: the call's idle clock restarts then.
     void RetryScheduled(uint64_t generation, Duration delay) const;
@@ -58,7 +59,8 @@ class CallInbox {
     // A task's work (or a call that may have become one) was settled while queued: its job
     // never ran the tool.
     void NeverStarted(uint64_t generation, std::string task_id) const;
-    // A legacy call's questions for the client (ClientRequests::Ask), answered into `box`;
+    // A legacy call's questions for the client (ClientRequests::Ask, on the call's exchange,
+    // answered by its peer), answered into `box`;
     // its idle clock is paused while keel waits for the client. AskEnded: the worker stopped
     // waiting (answered or not): the questions are forgotten, the idle clock runs again.
     void AskClient(uint64_t generation, Json requests, std::shared_ptr<ClientAnswers> box) const;

@@ -7,6 +7,7 @@
 
 #include "protocol/json_rpc.h"
 #include "server/catalog/tool.h"
+#include "server/transport/peer_id_key.h"
 
 namespace keel {
 namespace {
@@ -42,7 +43,7 @@ bool IsErrorResult(const Json& result) {
 }  // namespace
 
 RequestCoordinator::RequestCoordinator(OutputSink& sink, const Clock& clock, Options options)
-    : sink_(sink), clock_(clock), options_(std::move(options)) {}
+    : own_router_(sink), clock_(clock), options_(std::move(options)) {}
 
 RequestCoordinator::~RequestCoordinator() {
   // Whatever is still here when the server goes away ends with it. Settled here so the
@@ -52,7 +53,16 @@ RequestCoordinator::~RequestCoordinator() {
   }
 }
 
-bool RequestCoordinator::InFlight(const Json& id) const { return live_ids_.count(IdKey(id)) != 0; }
+bool RequestCoordinator::InFlight(const Json& id, PeerId peer) const {
+  return live_ids_.count(PeerIdKey(peer, id)) != 0;
+}
+
+OutputSink& RequestCoordinator::Out(const Entry& entry) {
+  OutputSink* sink = router_->Find(entry.identity.exchange);
+  if (sink != nullptr) return *sink;
+  ++stats_.unroutable;
+  return dropped_;
+}
 
 std::string RequestCoordinator::CorrelationId(uint64_t generation) const {
   return options_.correlation_prefix + "-" + std::to_string(generation);
@@ -62,6 +72,7 @@ RequestCoordinator::Admitted RequestCoordinator::Begin(CallIdentity identity, Js
                                                        CallLimits limits) {
   Entry entry;
   entry.id_key = IdKey(identity.request_id);
+  entry.live_key = PeerIdKey(identity.peer, identity.request_id);
   entry.identity = std::move(identity);
   entry.progress_token = std::move(progress_token);
   entry.limits = limits;
@@ -93,7 +104,7 @@ RequestCoordinator::Admitted RequestCoordinator::Admit(Entry entry) {
   if (entry.task) {
     ++live_tasks_;
   } else {
-    live_ids_[entry.id_key] = generation;
+    live_ids_[entry.live_key] = generation;
   }
   const TimePoint deadline = DeadlineOf(entry);
   entries_.emplace(generation, std::move(entry));
@@ -102,8 +113,8 @@ RequestCoordinator::Admitted RequestCoordinator::Admit(Entry entry) {
 }
 
 bool RequestCoordinator::PromoteToTask(const Json& request_id, std::string task_id, Duration max,
-                                       SettleFn on_settle) {
-  const auto it = live_ids_.find(IdKey(request_id));
+                                       SettleFn on_settle, PeerId peer) {
+  const auto it = live_ids_.find(PeerIdKey(peer, request_id));
   if (it == live_ids_.end()) return false;
   const uint64_t generation = it->second;
   Entry& entry = entries_.at(generation);
@@ -112,13 +123,13 @@ bool RequestCoordinator::PromoteToTask(const Json& request_id, std::string task_
   entry.task = true;
   entry.on_settle = std::move(on_settle);
   entry.identity.task_id = std::move(task_id);
+  if (!entry.progress_token.is_null()) {
+    Out(entry).DiscardProgress(generation);  // on the call's exchange, before it has none
+    entry.progress_token = nullptr;
+  }
   entry.identity.request_id = nullptr;
   entry.identity.exchange = kNoExchange;
   entry.identity.log_level.reset();
-  if (!entry.progress_token.is_null()) {
-    sink_.DiscardProgress(generation);
-    entry.progress_token = nullptr;
-  }
   entry.held_back.reset();
   entry.limits.max = max;
   return true;
@@ -221,16 +232,16 @@ void RequestCoordinator::Progress(uint64_t generation, double progress, std::opt
 
 void RequestCoordinator::SendProgressLine(Entry& entry, uint64_t generation, std::string line,
                                           TimePoint now) {
-  sink_.SendProgress(generation, std::move(line));
+  Out(entry).SendProgress(generation, std::move(line));
   entry.last_sent = now;
 }
 
-bool RequestCoordinator::Cancel(const Json& request_id) {
+bool RequestCoordinator::Cancel(const Json& request_id, PeerId peer) {
   if (!IsValidId(request_id)) {
     ++stats_.ignored_cancels;
     return false;
   }
-  auto it = live_ids_.find(IdKey(request_id));
+  auto it = live_ids_.find(PeerIdKey(peer, request_id));
   if (it == live_ids_.end()) {
     ++stats_.ignored_cancels;  // unknown, already settled, or not a tools/call
     return false;
@@ -239,19 +250,27 @@ bool RequestCoordinator::Cancel(const Json& request_id) {
   return true;
 }
 
-size_t RequestCoordinator::CancelExchange(ExchangeId exchange) {
-  if (exchange == kNoExchange) return 0;
+template <typename Matches>
+size_t RequestCoordinator::CancelWhere(Matches matches, const char* reason) {
   std::vector<uint64_t> unsettled;
   for (const auto& [generation, entry] : entries_) {
-    if (!entry.task && !entry.settlement.settled() && entry.identity.exchange == exchange) {
+    if (!entry.task && !entry.settlement.settled() && matches(entry.identity)) {
       unsettled.push_back(generation);
     }
   }
   std::sort(unsettled.begin(), unsettled.end());  // in the order the calls arrived
-  for (uint64_t generation : unsettled) {
-    Settle(generation, CallState::kCancelled, "exchange closed");
-  }
+  for (uint64_t generation : unsettled) Settle(generation, CallState::kCancelled, reason);
   return unsettled.size();
+}
+
+size_t RequestCoordinator::CancelExchange(ExchangeId exchange) {
+  if (exchange == kNoExchange) return 0;
+  return CancelWhere([exchange](const CallIdentity& call) { return call.exchange == exchange; },
+                     "exchange closed");
+}
+
+size_t RequestCoordinator::CancelPeer(PeerId peer) {
+  return CancelWhere([peer](const CallIdentity& call) { return call.peer == peer; }, "peer gone");
 }
 
 size_t RequestCoordinator::ShutDownAll(int code, std::string_view message) {
@@ -288,7 +307,7 @@ void RequestCoordinator::Settle(uint64_t generation, CallState state, std::strin
   entry.settlement.Settle(state, std::move(reason));
   entry.held_back.reset();
   if (state == CallState::kCancelled && !entry.progress_token.is_null()) {
-    sink_.DiscardProgress(generation);  // queued before the cancel: never written after it
+    Out(entry).DiscardProgress(generation);  // queued before the cancel: never written after it
   }
   if (entry.task) {
     --live_tasks_;
@@ -298,12 +317,12 @@ void RequestCoordinator::Settle(uint64_t generation, CallState state, std::strin
     on_settle(state, std::move(answer));
   } else {
     if (const Json* result = std::get_if<Json>(&answer)) {
-      sink_.SendResponse(result_encoder_ ? result_encoder_(entry.identity, *result)
-                                         : EncodeResult(entry.identity.request_id, *result));
+      Out(entry).SendResponse(result_encoder_ ? result_encoder_(entry.identity, *result)
+                                              : EncodeResult(entry.identity.request_id, *result));
     } else if (const JsonRpcError* error = std::get_if<JsonRpcError>(&answer)) {
-      sink_.SendResponse(EncodeError(entry.identity.request_id, error->code, error->message));
+      Out(entry).SendResponse(EncodeError(entry.identity.request_id, error->code, error->message));
     }
-    live_ids_.erase(entry.id_key);
+    live_ids_.erase(entry.live_key);
   }
 
   const bool worker_returned = state == CallState::kCompleted || state == CallState::kFailed;
@@ -424,8 +443,8 @@ void RequestCoordinator::CompactAlarms() {
   alarms_ = decltype(alarms_)(std::greater<Alarm>(), std::move(kept));
 }
 
-std::optional<CallState> RequestCoordinator::StateOf(const Json& id) const {
-  const auto it = live_ids_.find(IdKey(id));
+std::optional<CallState> RequestCoordinator::StateOf(const Json& id, PeerId peer) const {
+  const auto it = live_ids_.find(PeerIdKey(peer, id));
   if (it == live_ids_.end()) return std::nullopt;
   const Entry& entry = entries_.at(it->second);
   return entry.control->started() ? CallState::kRunning : CallState::kQueued;

@@ -6,8 +6,9 @@
 //     cancelled, timed_out or shut_down, with a reason. The first terminal event wins.
 //     Whatever arrives for a settled request (a late result, late progress, a second
 //     cancel) is dropped here and counted, never trusted to the tool.
-//  2. Entries are keyed by a generation, never reused; the JSON-RPC id maps to the live
-//     generation only, so a reused id never touches an old entry.
+//  2. Entries are keyed by a generation, never reused; the JSON-RPC id, scoped by its peer
+//     (CallIdentity::peer; two peers may use one id at once), maps to the live generation
+//     only, so a reused id never touches an old entry nor another peer's.
 //  3. Cancelled settles silently: no response, and no progress after it: unsent progress
 //     is taken back from the sink (DiscardProgress) and rate-limited progress is dropped.
 //  4. A call settled while queued never runs (CallControl). A call settled while running
@@ -33,6 +34,9 @@
 //  9. A call can become task work while it runs (PromoteToTask, the 2026-07-28 tasks
 //     extension): from then on it is as 8, sends no progress and no log messages (the
 //     extension sends neither for tasks), and its maximum clock is the task's.
+// 10. Every line about a call goes to the exchange it came on (CallIdentity::exchange), found
+//     through the OutputRouter: its response, progress, DiscardProgress (a task's work, of
+//     no exchange: kNoExchange). A line whose exchange is gone is dropped and counted.
 #pragma once
 
 #include <cstdint>
@@ -52,6 +56,7 @@
 #include "server/call/call_identity.h"
 #include "server/call/settlement.h"
 #include "server/runtime/clock.h"
+#include "server/transport/output_router.h"
 #include "server/transport/output_sink.h"
 
 namespace keel {
@@ -87,19 +92,26 @@ class RequestCoordinator {
     uint64_t ignored_cancels = 0;         // unknown, settled or malformed requestId
     uint64_t never_started = 0;           // settled while queued: never ran
     uint64_t timeouts = 0;
-    uint64_t held = 0;     // slots reported through on_held so far
-    uint64_t resyncs = 0;  // requests whose progress the sink dropped
+    uint64_t held = 0;        // slots reported through on_held so far
+    uint64_t resyncs = 0;     // requests whose progress the sink dropped
+    uint64_t unroutable = 0;  // writes for an exchange the router no longer knows (10)
   };
 
+  // Every call's output goes to `sink` until set_router.
   RequestCoordinator(OutputSink& sink, const Clock& clock, Options options);
   ~RequestCoordinator();
 
-  bool InFlight(const Json& id) const;
+  // Where each call's output goes from now on (invariant 10); must outlive this. Null:
+  // back to the constructor's sink.
+  void set_router(OutputRouter* router) { router_ = router != nullptr ? router : &own_router_; }
+
+  // Whether `peer`'s request `id` is a live call.
+  bool InFlight(const Json& id, PeerId peer = kNoPeer) const;
   // No room for another call: live plus draining calls reach max_inflight.
   bool AtCapacity() const { return entries_.size() >= options_.max_inflight; }
 
-  // Admits the call `identity` (its request_id is the JSON-RPC id) in state queued; the
-  // clocks start now. The identity gets its correlation id here.
+  // Admits the call `identity` (its request_id is the JSON-RPC id of its peer) in state
+  // queued; the clocks start now. The identity gets its correlation id here.
   Admitted Begin(CallIdentity identity, Json progress_token, CallLimits limits);
 
   // How a task's work ended (invariant 8): the CallToolResult for completed, failed and
@@ -108,12 +120,13 @@ class RequestCoordinator {
   // Admits the work of a task: like Begin, without a request id.
   Admitted BeginTask(CallIdentity identity, Json progress_token, Json progress_meta,
                      CallLimits limits, SettleFn on_settle);
-  // Invariant 9: the unsettled call answering `request_id` becomes the work of task
+  // Invariant 9: the unsettled call answering `peer`'s `request_id` becomes the work of task
   // `task_id`. It leaves the id map (whoever promoted it answers the request), unsent
   // progress is taken back, its maximum clock becomes `max` (from its acceptance; idle is
   // unchanged) and its outcome goes to `on_settle`. False when no unsettled call answers
   // `request_id`.
-  bool PromoteToTask(const Json& request_id, std::string task_id, Duration max, SettleFn on_settle);
+  bool PromoteToTask(const Json& request_id, std::string task_id, Duration max, SettleFn on_settle,
+                     PeerId peer = kNoPeer);
   // tasks/cancel: settles the task's work as cancelled (on_settle runs) and cancels it.
   // False if it had settled already.
   bool CancelTask(uint64_t generation);
@@ -136,15 +149,19 @@ class RequestCoordinator {
   // idle clock restarts now.
   void WaitForClient(uint64_t generation, bool waiting);
 
-  // notifications/cancelled: settles the request silently and cancels its work. Unknown,
-  // settled or malformed ids are ignored (CAN-3). True when a request was cancelled.
-  bool Cancel(const Json& request_id);
+  // notifications/cancelled from `peer`: settles its request silently and cancels its work.
+  // Unknown, settled or malformed ids are ignored (CAN-3), and so is another peer's call
+  // with the same id. True when a request was cancelled.
+  bool Cancel(const Json& request_id, PeerId peer = kNoPeer);
 
   // The exchange the requests came on is gone (server/transport/transport.h, invariant 2):
   // each unsettled call with identity.exchange == `exchange` settles silently as cancelled
   // ("exchange closed") and its work is cancelled, exactly as for notifications/cancelled
   // (CAN-2, CAN-5). kNoExchange matches nothing. Returns how many were cancelled.
   size_t CancelExchange(ExchangeId exchange);
+  // `peer` is gone (a legacy HTTP session ended: Session::ForgetPeer): each of its unsettled
+  // calls is cancelled as by CancelExchange ("peer gone"). Returns how many.
+  size_t CancelPeer(PeerId peer);
 
   // Shutdown: every live request gets one error response and its work is cancelled.
   // Returns how many were settled this way.
@@ -159,8 +176,8 @@ class RequestCoordinator {
   std::optional<TimePoint> NextDeadline();
   void RunDue();
 
-  // The state of the live call answering `id`, if any (tests and diagnostics).
-  std::optional<CallState> StateOf(const Json& id) const;
+  // The state of the live call answering `peer`'s `id`, if any (tests and diagnostics).
+  std::optional<CallState> StateOf(const Json& id, PeerId peer = kNoPeer) const;
   // Whether `generation` is admitted and not settled yet: what its tool sends after the
   // settle (a log message) is dropped like late progress.
   bool Unsettled(uint64_t generation) const { return UnsettledIdentity(generation) != nullptr; }
@@ -205,11 +222,12 @@ class RequestCoordinator {
  private:
   struct Entry {
     CallIdentity identity;  // request_id: the JSON-RPC id (null for a task's work)
-    std::string id_key;
-    Json progress_token;  // null when the client asked for no progress
-    Json progress_meta;   // tasks: the related-task _meta of its progress
-    bool task = false;    // BeginTask: no request id (invariant 8)
-    SettleFn on_settle;   // tasks: where the outcome goes; empty once it has run
+    std::string id_key;     // IdKey of request_id, for logs
+    std::string live_key;   // PeerIdKey: its key in live_ids_
+    Json progress_token;    // null when the client asked for no progress
+    Json progress_meta;     // tasks: the related-task _meta of its progress
+    bool task = false;      // BeginTask: no request id (invariant 8)
+    SettleFn on_settle;     // tasks: where the outcome goes; empty once it has run
     std::shared_ptr<CallControl> control;
     CallLimits limits;
     TimePoint accepted;
@@ -250,13 +268,20 @@ class RequestCoordinator {
   void SendProgressLine(Entry& entry, uint64_t generation, std::string line, TimePoint now);
   void Erase(uint64_t generation);
   void NotifyIfIdle();
+  // Settles as cancelled (`reason`) every unsettled call (not task work) that `matches`.
+  template <typename Matches>
+  size_t CancelWhere(Matches matches, const char* reason);
+  // The sink of `entry`'s exchange (invariant 10).
+  OutputSink& Out(const Entry& entry);
 
-  OutputSink& sink_;
+  SingleSinkRouter own_router_;
+  OutputRouter* router_ = &own_router_;
+  DroppingSink dropped_;
   const Clock& clock_;
   Options options_;
   uint64_t next_generation_ = 1;
   std::unordered_map<uint64_t, Entry> entries_;         // live and draining
-  std::unordered_map<std::string, uint64_t> live_ids_;  // IdKey -> live generation
+  std::unordered_map<std::string, uint64_t> live_ids_;  // PeerIdKey -> live generation
   size_t live_tasks_ = 0;                               // unsettled BeginTask entries
   std::priority_queue<Alarm, std::vector<Alarm>, std::greater<Alarm>> alarms_;
   Stats stats_;

@@ -29,7 +29,8 @@ ClientAnswers::Outcome ClientAnswers::Wait(const CancellationToken& token, TimeP
   return outcome_;
 }
 
-void ClientRequests::Ask(const Json& input_requests, std::shared_ptr<ClientAnswers> answers) {
+void ClientRequests::Ask(const Json& input_requests, std::shared_ptr<ClientAnswers> answers,
+                         ExchangeId exchange, PeerId peer) {
   if (!input_requests.is_object() || input_requests.empty() ||
       questions_.size() + input_requests.size() > kMaxPending) {
     answers->Finish(ClientAnswers::End::kError, Json(),
@@ -43,8 +44,8 @@ void ClientRequests::Ask(const Json& input_requests, std::shared_ptr<ClientAnswe
   for (const auto& [key, request] : input_requests.items()) {
     const std::string id = "keel-" + std::to_string(next_id_++);
     const std::string method = request.value("method", std::string());
-    questions_[id] = Question{number, key, method};
-    sink_.SendResponse(EncodeRequest(id, method, request.value("params", Json::object())));
+    questions_[id] = Question{number, key, method, exchange, peer};
+    Out(exchange).SendRequest(EncodeRequest(id, method, request.value("params", Json::object())));
   }
 }
 
@@ -55,8 +56,9 @@ void ClientRequests::Forget(const ClientAnswers* round, const char* why) {
       ++it;
       continue;
     }
-    sink_.SendResponse(EncodeNotification("notifications/cancelled",
-                                          Json{{"requestId", it->first}, {"reason", why}}));
+    Out(it->second.exchange)
+        .SendResponse(EncodeNotification("notifications/cancelled",
+                                         Json{{"requestId", it->first}, {"reason", why}}));
     it = questions_.erase(it);
   }
 }
@@ -68,10 +70,11 @@ void ClientRequests::Abandon(const ClientAnswers* round) {
   Forget(round, "the tool call that asked was cancelled or timed out");
 }
 
-bool ClientRequests::OnResponse(const Json& id, const Json& result, const Json& error) {
+bool ClientRequests::OnResponse(const Json& id, const Json& result, const Json& error,
+                                PeerId peer) {
   if (!id.is_string()) return false;
   const auto found = questions_.find(id.get<std::string>());
-  if (found == questions_.end()) return false;
+  if (found == questions_.end() || found->second.peer != peer) return false;
   const Question question = found->second;
   questions_.erase(found);
   Round& round = rounds_.at(question.round);

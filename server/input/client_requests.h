@@ -7,19 +7,21 @@
 // A call's worker asks for one round at a time (CallInbox::Port::AskClient) and waits on a
 // ClientAnswers box; the loop sends the round's requests, one per question, with ids keel
 // owns ("keel-<n>", strings: never mistaken for the client's own ids, which keel never reuses
-// anyway), and fills the box when every question has its response.
+// anyway), to the exchange of the call that asks (through the OutputRouter), and fills the
+// box when every question has its response from the peer that call came from.
 //
 // Threads: ClientRequests is the loop's. ClientAnswers may be used from any thread.
 // Invariants:
 //  1. A round ends exactly once: all answered (the responses' results, by question key), or
 //     one answered with a JSON-RPC error (that error, with the question's key and method),
 //     or abandoned (its call settled: the worker is told, late responses are dropped).
-//  2. A response with an id keel did not send, or sent for an abandoned round, is not ours
-//     (OnResponse returns false); the caller logs and drops it.
+//  2. A response with an id keel did not send, or sent for an abandoned round, or sent to
+//     another peer than the one it comes from, is not ours (OnResponse returns false); the
+//     caller logs and drops it.
 //  4. A question keel stops waiting for (its round abandoned, or ended by another question's
 //     error) is cancelled at the client with notifications/cancelled for its id, so the
-//     client can close its dialog. These are keel's own requests: CAN-4 (never for a
-//     client's request) is untouched.
+//     client can close its dialog (on the exchange the question went to). These are keel's
+//     own requests: CAN-4 (never for a client's request) is untouched.
 //  3. At most kMaxPending questions wait at once; a round that would exceed it fails at once
 //     ("too many questions waiting") without sending anything.
 #pragma once
@@ -35,6 +37,8 @@
 
 #include "server/runtime/cancellation.h"
 #include "server/runtime/clock.h"
+#include "server/transport/exchange.h"
+#include "server/transport/output_router.h"
 #include "server/transport/output_sink.h"
 
 namespace keel {
@@ -67,18 +71,25 @@ class ClientRequests {
  public:
   static constexpr size_t kMaxPending = 256;
 
-  explicit ClientRequests(OutputSink& sink) : sink_(sink) {}
+  // Questions go to `sink` until set_router.
+  explicit ClientRequests(OutputSink& sink) : own_router_(sink) {}
+
+  // Where questions go from now on; must outlive this. Null: back to the constructor's sink.
+  void set_router(OutputRouter* router) { router_ = router != nullptr ? router : &own_router_; }
 
   // Sends one request per question of `input_requests` (an object key -> {method, params})
-  // and ends `answers` when they are answered.
-  void Ask(const Json& input_requests, std::shared_ptr<ClientAnswers> answers);
+  // to `exchange`, for `peer`, and ends `answers` when `peer` has answered them.
+  void Ask(const Json& input_requests, std::shared_ptr<ClientAnswers> answers,
+           ExchangeId exchange = kNoExchange, PeerId peer = kNoPeer);
   // The worker stopped waiting on `answers` (its call was cancelled or timed out): its
   // questions are forgotten (invariant 1).
   void Abandon(const ClientAnswers* answers);
-  // A response from the client: true when it answered one of our questions (invariant 2).
-  bool OnResponse(const Json& id, const Json& result, const Json& error);
+  // A response from `peer`: true when it answered one of our questions to it (invariant 2).
+  bool OnResponse(const Json& id, const Json& result, const Json& error, PeerId peer = kNoPeer);
 
   size_t pending() const { return questions_.size(); }
+  // Lines for an exchange that was gone when they were sent.
+  uint64_t unroutable() const { return dropped_.lines(); }
 
  private:
   struct Round {
@@ -90,12 +101,18 @@ class ClientRequests {
     const ClientAnswers* round = nullptr;
     std::string key;
     std::string method;
+    ExchangeId exchange = kNoExchange;  // where it was sent
+    PeerId peer = kNoPeer;              // who may answer it
   };
 
   // Drops `round`; its questions still open are cancelled at the client (invariant 4).
   void Forget(const ClientAnswers* round, const char* why);
 
-  OutputSink& sink_;
+  OutputSink& Out(ExchangeId exchange) { return SinkOf(*router_, exchange, dropped_); }
+
+  SingleSinkRouter own_router_;
+  OutputRouter* router_ = &own_router_;
+  DroppingSink dropped_;
   uint64_t next_id_ = 1;
   std::unordered_map<const ClientAnswers*, Round> rounds_;
   std::unordered_map<std::string, Question> questions_;  // our request id -> its question

@@ -8,8 +8,13 @@
 namespace keel {
 
 void ClientLog::Log(const std::optional<LoggingLevel>& threshold, LoggingLevel level,
-                    std::string_view logger, nlohmann::json data) {
+                    std::string_view logger, nlohmann::json data, ExchangeId exchange) {
   if (!threshold || level < *threshold) return;
+  OutputSink* sink = router_->Find(exchange);
+  if (sink == nullptr) {  // its exchange is gone: it spends no budget
+    ++unroutable_;
+    return;
+  }
   const TimePoint now = clock_.Now();
   if (last_refill_ != TimePoint{}) {
     const double seconds = std::chrono::duration<double>(now - last_refill_).count();
@@ -24,7 +29,7 @@ void ClientLog::Log(const std::optional<LoggingLevel>& threshold, LoggingLevel l
   nlohmann::json params = {{"level", std::string(LoggingLevelName(level))},
                            {"logger", std::string(logger)},
                            {"data", std::move(data)}};
-  sink_.SendLog(EncodeNotification("notifications/message", params));
+  sink->SendLog(EncodeNotification("notifications/message", params));
 }
 
 }  // namespace keel

@@ -26,7 +26,11 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
       stamp_(Implementation{"keel", "keel reliable MCP server", options_.server_version}),
       wall_clock_ms_(wall_clock_ms ? std::move(wall_clock_ms) : WallClockMs) {
   if (options_.state_keys.current.empty()) options_.state_keys = EphemeralStateKeys();
-  if (options_.client_log_level) client_log_.SetLevel(*options_.client_log_level);
+  // A legacy peer's level is its own (LegacyPeer), from its initialize on.
+  client_log_.set_level_of([this](PeerId peer) -> std::optional<LoggingLevel> {
+    const LegacyPeer* legacy = FindPeer(peer);
+    return legacy != nullptr ? legacy->log_level : std::nullopt;
+  });
   coordinator_.set_on_idle([this] {
     if (shutting_down_) FinishShutdown();
   });
@@ -67,6 +71,14 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
   });
 }
 
+void Session::set_router(OutputRouter* router) {
+  router_ = router != nullptr ? router : &own_router_;
+  coordinator_.set_router(router);
+  client_log_.set_router(router);
+  client_requests_.set_router(router);
+  if (tasks_) tasks_->set_router(router);
+}
+
 void Session::SubmitHeldCalls() { pool_.SubmitAll(unsubmitted_); }
 
 void Session::ArmDeadlineTimer() {
@@ -83,30 +95,33 @@ void Session::ArmDeadlineTimer() {
   });
 }
 
-void Session::HandleLine(std::string_view line, ExchangeId exchange) {
-  if (std::optional<Message> message = DecodeInbound(line, sink_)) {
-    HandleMessage(*message, exchange);
+void Session::HandleLine(std::string_view line, ExchangeId exchange, PeerId peer) {
+  if (std::optional<Message> message = DecodeInbound(line, Out(exchange))) {
+    HandleMessage(*message, exchange, peer);
   }
 }
 
-void Session::HandleMessage(Message& message, ExchangeId exchange) {
+void Session::HandleMessage(Message& message, ExchangeId exchange, PeerId peer) {
+  if (peer == kNoPeer) peer = exchange;  // the exchange is its own peer
   switch (message.kind) {
     case MessageKind::kRequest:
-      HandleRequest(message, exchange);
+      HandleRequest(message, exchange, peer);
       break;
     case MessageKind::kNotification:
-      HandleNotification(message);
+      HandleNotification(message, peer);
       break;
     case MessageKind::kResponse:
-      // The only requests keel sends are its tools' questions to a legacy client.
-      if (client_requests_.OnResponse(message.id, message.result, message.error)) break;
-      spdlog::info("dropped a response for unknown request id {}", IdKey(message.id));
+      // The only requests keel sends are its tools' questions to a legacy client; only the
+      // peer asked may answer.
+      if (client_requests_.OnResponse(message.id, message.result, message.error, peer)) break;
+      spdlog::info("dropped a response for unknown request id {} (peer {})", IdKey(message.id),
+                   peer);
       break;
   }
 }
 
-void Session::HandleOversizedLine(size_t bytes) {
-  AnswerOversizedLine(sink_, bytes, options_.max_line_bytes);
+void Session::HandleOversizedLine(size_t bytes, ExchangeId exchange) {
+  AnswerOversizedLine(Out(exchange), bytes, options_.max_line_bytes);
 }
 
 size_t Session::OnExchangeClosed(ExchangeId exchange) {
@@ -116,26 +131,48 @@ size_t Session::OnExchangeClosed(ExchangeId exchange) {
   return cancelled;
 }
 
-void Session::HandleNotification(const Message& message) {
-  const std::optional<McpNotification> notification = NotificationOf(wire_, message.method);
+size_t Session::ForgetPeer(PeerId peer) {
+  const size_t cancelled = coordinator_.CancelPeer(peer) + (tasks_ ? tasks_->CancelPeer(peer) : 0);
+  peers_.erase(peer);
+  spdlog::info("peer {} gone: cancelled {} request(s)", peer, cancelled);
+  return cancelled;
+}
+
+const LegacyPeer* Session::FindPeer(PeerId peer) const {
+  const auto it = peers_.find(peer);
+  return it == peers_.end() ? nullptr : &it->second;
+}
+
+WireForm Session::LegacyWireOf(PeerId peer) const {
+  const LegacyPeer* legacy = FindPeer(peer);
+  return legacy != nullptr ? legacy->wire : WireForm();
+}
+
+void Session::HandleNotification(const Message& message, PeerId peer) {
+  const std::optional<McpNotification> notification =
+      NotificationOf(LegacyWireOf(peer), message.method);
   if (!notification) return;  // unknown notifications are ignored
   switch (*notification) {
     case McpNotification::kCancelled:
       // Malformed, unknown, finished or initialize ids are ignored, never answered.
       if (const auto cancelled = DecodeCancelledNotification(message.params)) {
-        CancelRequest(cancelled->request_id);
+        CancelRequest(cancelled->request_id, peer);
       }
       return;
     case McpNotification::kInitialized:
       // Requests are served as soon as the initialize response is out (clients pipeline);
       // notifications keel starts on its own (task status) wait for the client's word.
-      if (initialized_ && tasks_) tasks_->set_client_ready();
+      // Task status notifications concern no request (they go to kNoExchange): one
+      // initialized peer's word is enough.
+      if (PeerInitialized(peer) && tasks_) tasks_->set_client_ready();
       return;
   }
 }
 
-void Session::CancelRequest(const Json& request_id) {
-  if (!coordinator_.Cancel(request_id) && !(tasks_ && tasks_->CancelRequest(request_id))) return;
+void Session::CancelRequest(const Json& request_id, PeerId peer) {
+  const bool cancelled = coordinator_.Cancel(request_id, peer) ||
+                         (tasks_ != nullptr && tasks_->CancelRequest(request_id, peer));
+  if (!cancelled) return;
   spdlog::debug("cancelled request {}", IdKey(request_id));
   if (options_.trace == nullptr) return;
   const TraceContext context = NewTraceContext();
@@ -144,8 +181,8 @@ void Session::CancelRequest(const Json& request_id) {
                                        {"keel.policy.version", policy_ ? policy_->version : ""}}});
 }
 
-bool Session::IdInUse(const Json& id) const {
-  return coordinator_.InFlight(id) || (tasks_ && tasks_->InFlight(id));
+bool Session::IdInUse(const Json& id, PeerId peer) const {
+  return coordinator_.InFlight(id, peer) || (tasks_ && tasks_->InFlight(id, peer));
 }
 
 void Session::BeginShutdown(std::string_view why) {

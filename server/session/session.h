@@ -1,17 +1,24 @@
-// Session: one MCP connection over stdio — lifecycle, method dispatch, the admission of
-// tools/call (Admit) and the hand-over of admitted calls to the worker pool, and the shutdown
-// sequence. This is the orchestrator; the rules it applies live in the pieces it wires
-// (codec, registry, admission, coordinator, call runner, outbox).
+// Session: keel serving its clients — lifecycle, method dispatch, the admission of tools/call
+// (Admit) and the hand-over of admitted calls to the worker pool, and the shutdown sequence.
+// This is the orchestrator; the rules it applies live in the pieces it wires (codec,
+// registry, admission, coordinator, call runner, task manager).
+//
+// One Session serves every peer of a transport (server/transport/exchange.h): over stdio the
+// one connection; over Streamable HTTP each modern POST and each legacy HTTP session. They
+// share the coordinator, the worker pool, the task manager and the ledger; what is a peer's
+// own is its JSON-RPC ids and, for a legacy peer, its LegacyPeer (legacy_peer.h).
 //
 // Thread: loop thread only. The worker side of a call is the CallRunner's (call_runner.h);
 // it reports back through a CallInbox, posted to the loop.
 // Invariants:
 //  1. ping is answered at once, at any time, whatever the workers are doing (unless its id
 //     is in flight: 3).
-//  2. Before initialize only ping is served; unknown methods get -32601 at any time.
-//  3. A request whose id is still in flight (a tools/call, a task creation not yet
-//     answered, a waiting tasks/result; 1 and "1" are different ids) gets -32600 whatever
-//     its method, and is not served.
+//  2. Before its initialize a legacy peer is served only ping; unknown methods get -32601 at
+//     any time.
+//  3. A request whose id is still in flight for its peer (a tools/call, a task creation not
+//     yet answered, a waiting tasks/result; 1 and "1" are different ids) gets -32600
+//     whatever its method, and is not served. Ids are the peer's: another peer may use the
+//     same id at once, and notifications/cancelled reaches only its sender's requests.
 //  4. Every request gets exactly one answer, except a tools/call that was cancelled.
 //     tools/call fates are the RequestCoordinator's; the session arms one loop timer at
 //     its next deadline (timeouts, rate-limited progress).
@@ -27,9 +34,9 @@
 //     is the request's era's (protocol/mcp_era.h), never a handler's choice.
 //  8. Two eras on one connection (reference/mcp-2026-07-28.md §2.2): a request with the
 //     2026-07-28 envelope in its _meta (and every server/discover) is served statelessly
-//     by that envelope: it needs no initialize and leaves the session untouched; its log
-//     messages follow its own logLevel. Any other request is legacy: initialize first,
-//     then the negotiated era (wire_) and the session's log level.
+//     by that envelope: it needs no initialize and leaves every peer's state untouched; its
+//     log messages follow its own logLevel. Any other request is legacy: its peer's
+//     initialize first, then that peer's negotiated era and log level (LegacyPeer).
 //  9. The 2026-07-28 tasks extension (with a task store): tasks/get, tasks/update and
 //     tasks/cancel need the request to declare it (-32021 otherwise). A declaring
 //     tools/call becomes a task when its tool's taskSupport is "required" (answered once
@@ -40,8 +47,13 @@
 // 10. A tool that asks for input (ToolSpec::asks_for_input; server/input/input_round.h) is
 //     asked in the era of its call: a modern call's question is its InputRequiredResult
 //     (BeginInput, EncodeCallResult), a legacy call's questions go to the client as
-//     requests (client_requests_, answered through HandleMessage) while the call stays
-//     open. The only requests keel sends are these.
+//     requests (client_requests_, answered through HandleMessage by the call's peer) while
+//     the call stays open. The only requests keel sends are these.
+// 11. Every line goes to the exchange of the request it answers or concerns, through the
+//     OutputRouter (set_router; by default every exchange is the constructor's sink):
+//     responses, errors, progress, a call's log messages and questions. Lines about no
+//     request (legacy task status notifications) go to kNoExchange. A closed exchange's
+//     lines are dropped; OnExchangeClosed cancels what is still waiting on it.
 #pragma once
 
 #include <cstdint>
@@ -69,10 +81,12 @@
 #include "server/runtime/event_loop.h"
 #include "server/runtime/worker_pool.h"
 #include "server/session/client_log.h"
+#include "server/session/legacy_peer.h"
 #include "server/tasks/task_manager.h"
 #include "server/tasks/task_store_thread.h"
 #include "server/trace/trace_log.h"
 #include "server/transport/exchange.h"
+#include "server/transport/output_router.h"
 #include "server/transport/output_sink.h"
 
 namespace keel {
@@ -121,23 +135,36 @@ struct SessionOptions {
 
 class Session {
  public:
-  // Without `task_store`, durable tasks are not offered.
+  // Without `task_store`, durable tasks are not offered. Everything is written to `sink`
+  // until set_router.
   Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, WorkerPool& pool,
           SessionOptions options, TaskStoreThread* task_store = nullptr,
           std::function<int64_t()> wall_clock_ms = nullptr);
 
-  // One input line (without its newline) that came on `exchange`.
-  void HandleLine(std::string_view line, ExchangeId exchange = kNoExchange);
+  // Where each exchange's lines go from now on (invariant 11), for the session and all its
+  // parts; must outlive the session. Null: back to the constructor's sink.
+  void set_router(OutputRouter* router);
+
+  // One input line (without its newline) that came on `exchange` from `peer` (kNoPeer: the
+  // exchange is its own peer).
+  void HandleLine(std::string_view line, ExchangeId exchange = kNoExchange, PeerId peer = kNoPeer);
   // One decoded message (what a Dispatcher receives, server/transport/transport.h) that
-  // came on `exchange`: its answers are written to the session's sink; the close of
-  // `exchange` cancels it while it is unanswered.
-  void HandleMessage(Message& message, ExchangeId exchange = kNoExchange);
+  // came on `exchange` from `peer` (kNoPeer: the peer is `exchange`; Exchange::peer()). Its
+  // answers are written to `exchange`; the close of `exchange` cancels it while it is
+  // unanswered; its id is `peer`'s (invariant 3).
+  void HandleMessage(Message& message, ExchangeId exchange = kNoExchange, PeerId peer = kNoPeer);
   // `exchange` is gone (Dispatcher::OnExchangeClosed): the requests that came on it and
   // are not answered yet are cancelled, as by notifications/cancelled (CAN-2, CAN-5): no
   // answer, their work stopped. Tasks they created live on. Returns how many.
   size_t OnExchangeClosed(ExchangeId exchange);
-  // An input line longer than max_line_bytes was skipped.
-  void HandleOversizedLine(size_t bytes);
+  // `peer` is gone for good (a legacy HTTP session deleted or expired): its requests still
+  // unanswered are cancelled as a closed exchange's are, and its LegacyPeer is erased (a
+  // legacy request from it would need initialize again). Returns how many were cancelled.
+  size_t ForgetPeer(PeerId peer);
+  // Whether `peer` has initialized (and has not been forgotten since).
+  bool PeerInitialized(PeerId peer) const { return peers_.count(peer) != 0; }
+  // An input line longer than max_line_bytes was skipped; its error goes to `exchange`.
+  void HandleOversizedLine(size_t bytes, ExchangeId exchange = kNoExchange);
   // Stops serving: `why` is logged. Idempotent; a second call during the grace is ignored.
   void BeginShutdown(std::string_view why);
   // Ends the grace at once (a second signal).
@@ -150,7 +177,8 @@ class Session {
   void set_on_finished(std::function<void()> fn) { on_finished_ = std::move(fn); }
   void set_on_stop_reading(std::function<void()> fn) { on_stop_reading_ = std::move(fn); }
 
-  bool initialized() const { return initialized_; }
+  // Some legacy peer has initialized (over stdio: the one client).
+  bool initialized() const { return !peers_.empty(); }
   const RequestCoordinator& coordinator() const { return coordinator_; }
   // Null without a task store.
   TaskManager* tasks() { return tasks_.get(); }
@@ -163,24 +191,25 @@ class Session {
   // What a handler knows of the request it serves, besides its params.
   struct RequestContext {
     const Json& id;
-    ExchangeId exchange = kNoExchange;
-    // The era the request speaks: the session's (legacy), or its own (modern).
+    ExchangeId exchange = kNoExchange;  // where its answers go
+    PeerId peer = kNoPeer;              // whose id it is
+    // The era the request speaks: its peer's (legacy), or its own (modern).
     WireForm wire;
     // A modern request's io.modelcontextprotocol/logLevel; nullopt: no log messages for it.
-    // Unused for a legacy request (the session's level, logging/setLevel, applies).
+    // Unused for a legacy request (its peer's level, logging/setLevel, applies).
     std::optional<LoggingLevel> log_level;
     // A modern request's clientCapabilities (null for {}); null for a legacy request.
     const Json* client_capabilities = nullptr;
   };
 
   // session_dispatch.cc: the era, the method, the typed request, the handler.
-  void HandleRequest(Message& message, ExchangeId exchange);
-  void HandleModernRequest(Message& message, ExchangeId exchange);
+  void HandleRequest(Message& message, ExchangeId exchange, PeerId peer);
+  void HandleModernRequest(Message& message, ExchangeId exchange, PeerId peer);
   void DecodeAndServe(const RequestContext& request, McpMethod method, Json params);
   // A decoded request, to its handler. `tool`: the tool a tools/call names (found while
   // decoding it); null for other methods.
   void Serve(const RequestContext& request, McpRequest& decoded, Tool* tool);
-  void Initialize(const Json& id, const InitializeRequest& request);
+  void Initialize(const RequestContext& request, const InitializeRequest& initialize);
   void Discover(const RequestContext& request);
   void ListTools(const RequestContext& request, const ListToolsRequest& list);
   void CallTool(const RequestContext& request, Tool& tool, CallToolRequest call);
@@ -197,9 +226,10 @@ class Session {
   std::shared_ptr<const InputRound> BeginInput(const RequestContext& request, const ToolSpec& spec,
                                                const CallToolRequest& call, bool* refused);
 
-  void HandleNotification(const Message& message);
-  // notifications/cancelled for `request_id` (a tools/call or a task request of ours).
-  void CancelRequest(const Json& request_id);
+  void HandleNotification(const Message& message, PeerId peer);
+  // notifications/cancelled from `peer` for `request_id` (a tools/call or a task request of
+  // ours).
+  void CancelRequest(const Json& request_id, PeerId peer);
   // session_calls.cc: a parsed tools/call (not a task): admitted, and run on the loop or
   // handed to the pool; or refused.
   // `may_become_task`: the call becomes a task if it still runs after task_after (9).
@@ -236,11 +266,21 @@ class Session {
   // At --max-inflight: collects finished results first, then tells whether still full.
   bool AtCapacity();
 
-  // A request answered later (a call, a task request) still uses `id`.
-  bool IdInUse(const Json& id) const;
-  // A result, as the request's era writes it (EncodeResultAs).
+  // A request of `peer` answered later (a call, a task request) still uses `id`.
+  bool IdInUse(const Json& id, PeerId peer) const;
+  // The legacy state of `peer`; null before its initialize.
+  const LegacyPeer* FindPeer(PeerId peer) const;
+  // The era `peer`'s legacy requests speak: the one its initialize negotiated, or the
+  // unnegotiated one.
+  WireForm LegacyWireOf(PeerId peer) const;
+  // Where the lines of `exchange` go (invariant 11): its sink, or nowhere when it is gone.
+  OutputSink& Out(ExchangeId exchange) { return SinkOf(*router_, exchange, dropped_); }
+  // A result, as the request's era writes it (EncodeResultAs), to its exchange.
   void Reply(const RequestContext& request, const Json& result);
-  void ReplyError(const Json& id, const RpcError& error);
+  void ReplyError(const RequestContext& request, const RpcError& error) {
+    ReplyError(request.exchange, request.id, error);
+  }
+  void ReplyError(ExchangeId exchange, const Json& id, const RpcError& error);
 
   void FinishShutdown();
   // Hands the calls accepted so far to the pool in one go (see unsubmitted_).
@@ -249,7 +289,10 @@ class Session {
   void ArmDeadlineTimer();
 
   EventLoop& loop_;
-  OutputSink& sink_;
+  OutputSink& sink_;  // the constructor's: where everything goes without set_router
+  SingleSinkRouter own_router_{sink_};
+  OutputRouter* router_ = &own_router_;
+  DroppingSink dropped_;  // lines of exchanges that were gone
   const ToolRegistry& tools_;
   WorkerPool& pool_;
   SessionOptions options_;
@@ -263,12 +306,12 @@ class Session {
   PolicyHandle policy_;
   // Who keel is (initialize), and what every modern result adds (encoded once).
   ResultStamp stamp_;
-  // The questions legacy calls' tools send the client (MRTR-1), and what the client declared
-  // it can answer at initialize.
+  // The questions legacy calls' tools send their client (MRTR-1).
   ClientRequests client_requests_{sink_};
-  Json legacy_client_capabilities_;
+  // Each legacy peer's state, from its initialize (LegacyPeer). Bounded by the transport:
+  // one over stdio; HTTP forgets a legacy session's peer when it ends (ForgetPeer).
+  std::unordered_map<PeerId, LegacyPeer> peers_;
   std::function<int64_t()> wall_clock_ms_;  // request state expiry, task times
-  WireForm wire_;  // the era initialize negotiated (before it: the unnegotiated one)
   // Calls accepted in this loop iteration and not yet handed to the pool. They go together
   // before the loop waits, so the calls of one read of stdin wake each worker once, not once
   // per call (a wake-up costs more than an echo). At most kMaxHeldCalls wait here, which
@@ -276,7 +319,6 @@ class Session {
   static constexpr size_t kMaxHeldCalls = 16;
   std::vector<WorkerPool::Job> unsubmitted_;
 
-  bool initialized_ = false;
   bool shutting_down_ = false;
   bool finished_ = false;
   bool waiting_for_task_store_ = false;

@@ -16,15 +16,17 @@ void Session::AdmitCall(const RequestContext& request, Tool& tool, Json argument
       Admit(AdmitAs::kCall, tool, arguments, meta, AdmissionNow());
   if (const Refusal* refusal = std::get_if<Refusal>(&admission)) {
     if (refusal->reason == Refusal::Reason::kServerBusy) {
-      // A modern request's own level, a legacy one's the session's.
-      client_log_.Log(modern ? request.log_level : client_log_.level(), LoggingLevel::kWarning,
-                      "keel", Json{{"event", "server_busy"}, {"tool", spec.name}});
+      // A modern request's own level, a legacy one's its peer's; on the request's exchange.
+      client_log_.Log(modern ? request.log_level : client_log_.LevelOf(request.peer),
+                      LoggingLevel::kWarning, "keel",
+                      Json{{"event", "server_busy"}, {"tool", spec.name}}, request.exchange);
     }
     return SendRefusal(request, spec, *refusal);
   }
   AdmittedCall& call = std::get<AdmittedCall>(admission);
   call.identity.request_id = request.id;
   call.identity.exchange = request.exchange;
+  call.identity.peer = request.peer;
   call.identity.modern = modern;
   call.identity.log_level = request.log_level;
   call.identity.input = std::move(input);
@@ -33,7 +35,7 @@ void Session::AdmitCall(const RequestContext& request, Tool& tool, Json argument
     ctx.set_meta(std::move(meta));
     ctx.set_identity(std::move(call.identity));
     const Json result = FilterCallResult(ctx.identity(), BoundedResult(tool.Call(ctx), spec.name));
-    return sink_.SendResponse(EncodeCallResult(ctx.identity(), result));
+    return Out(request.exchange).SendResponse(EncodeCallResult(ctx.identity(), result));
   }
   const CallLimits limits{Millis(call.policy.timeouts.idle_ms),
                           Millis(call.policy.timeouts.max_ms)};
@@ -83,7 +85,8 @@ void Session::SendRefusal(const RequestContext& request, const ToolSpec& spec,
   if (refusal.as_result) {
     return Reply(request, ForOutputSchema(spec, ErrorResult(refusal.text, refusal.error)));
   }
-  sink_.SendResponse(EncodeError(request.id, refusal.code, refusal.text, refusal.error));
+  Out(request.exchange)
+      .SendResponse(EncodeError(request.id, refusal.code, refusal.text, refusal.error));
 }
 
 void Session::HandToPool(RequestCoordinator::Admitted admitted, ToolPolicy policy, Duration max,
@@ -107,7 +110,8 @@ std::shared_ptr<const CallTracer> Session::TraceCallStart(
   if (options_.trace == nullptr) return nullptr;
   CallTracer::StartInfo info;
   info.protocol_version =
-      std::string(admitted.identity.modern ? kModernProtocolVersion : wire_.version);
+      std::string(admitted.identity.modern ? kModernProtocolVersion
+                                           : LegacyWireOf(admitted.identity.peer).version);
   if (policy_) info.policy_version = policy_->version;
   info.with_arguments = options_.trace_arguments;
   info.now = loop_.clock().Now();

@@ -1,5 +1,5 @@
-// The Session's request dispatch: which era a request speaks (the connection's legacy one,
-// or its own modern envelope), the method looked up in that era, the params decoded once
+// The Session's request dispatch: which era a request speaks (its peer's legacy one, or its
+// own modern envelope), the method looked up in that era, the params decoded once
 // into a typed request, and the handlers of the methods answered on the loop. Every answer
 // goes out as the request's era writes it (EncodeResultAs, protocol/mcp_era.h).
 #include <algorithm>
@@ -63,45 +63,46 @@ TaskDialect DialectOf(const WireForm& wire) {
 
 }  // namespace
 
-void Session::HandleRequest(Message& message, ExchangeId exchange) {
+void Session::HandleRequest(Message& message, ExchangeId exchange, PeerId peer) {
   const Json& id = message.id;
   // First, whatever the method or era (ping, methods answered at once, unknown ones
   // included): a second answer for an id the client still waits on would be taken for the
   // first one's.
-  if (IdInUse(id)) return ReplyError(id, IdInFlight(id));
-  // A modern request is served by its own envelope, whatever this connection negotiated;
+  if (IdInUse(id, peer)) return ReplyError(exchange, id, IdInFlight(id));
+  // A modern request is served by its own envelope, whatever its peer negotiated;
   // server/discover is always modern (its probe must not meet the legacy lifecycle).
   if (message.method == "server/discover" || HasModernEnvelope(message.params)) {
-    return HandleModernRequest(message, exchange);
+    return HandleModernRequest(message, exchange, peer);
   }
-  const std::optional<McpMethod> method = MethodOf(wire_, message.method);
-  if (!method) return ReplyError(id, MethodNotFound(message.method));
-  if (*method == McpMethod::kPing)
-    return Reply(RequestContext{id, exchange, wire_}, Json::object());
+  const RequestContext request{id, exchange, peer, LegacyWireOf(peer)};
+  const std::optional<McpMethod> method = MethodOf(request.wire, message.method);
+  if (!method) return ReplyError(request, MethodNotFound(message.method));
+  if (*method == McpMethod::kPing) return Reply(request, Json::object());
   if (*method == McpMethod::kInitialize) {
-    if (initialized_) return ReplyError(id, AlreadyInitialized());
-  } else if (!initialized_) {
-    return ReplyError(id, NotInitialized());
+    if (PeerInitialized(peer)) return ReplyError(request, AlreadyInitialized());
+  } else if (!PeerInitialized(peer)) {
+    return ReplyError(request, NotInitialized());
   }
-  DecodeAndServe(RequestContext{id, exchange, wire_}, *method, std::move(message.params));
+  DecodeAndServe(request, *method, std::move(message.params));
 }
 
-void Session::HandleModernRequest(Message& message, ExchangeId exchange) {
+void Session::HandleModernRequest(Message& message, ExchangeId exchange, PeerId peer) {
   const Json& id = message.id;
   const Decoded<ModernEnvelope> envelope = DecodeModernEnvelope(message.params);
-  if (!envelope.ok()) return ReplyError(id, envelope.error());
+  if (!envelope.ok()) return ReplyError(exchange, id, envelope.error());
   const WireForm wire = ModernWireForm(tasks_ != nullptr);
   const std::optional<McpMethod> method = MethodOf(wire, message.method);
-  if (!method) return ReplyError(id, MethodNotFound(message.method));
+  if (!method) return ReplyError(exchange, id, MethodNotFound(message.method));
   // -32021 (a missing client capability) comes before the params are read. keel's one
   // question, an approval, falls back to approval_required without elicitation, so only
   // the tasks extension is ever required.
   const Json& capabilities = envelope.value().client_capabilities;
   if (IsTaskMethod(*method) && !DeclaresTasksExtension(capabilities)) {
-    return ReplyError(id, TasksExtensionRequired(message.method));
+    return ReplyError(exchange, id, TasksExtensionRequired(message.method));
   }
-  DecodeAndServe(RequestContext{id, exchange, wire, envelope.value().log_level, &capabilities},
-                 *method, std::move(message.params));
+  DecodeAndServe(
+      RequestContext{id, exchange, peer, wire, envelope.value().log_level, &capabilities}, *method,
+      std::move(message.params));
 }
 
 void Session::DecodeAndServe(const RequestContext& request, McpMethod method, Json params) {
@@ -111,42 +112,43 @@ void Session::DecodeAndServe(const RequestContext& request, McpMethod method, Js
         tool = tools_.Find(name);
         return tool != nullptr;
       });
-  if (!decoded.ok()) return ReplyError(request.id, decoded.error());
+  if (!decoded.ok()) return ReplyError(request, decoded.error());
   Serve(request, decoded.value(), tool);
 }
 
 void Session::Serve(const RequestContext& request, McpRequest& decoded, Tool* tool) {
-  const Json& id = request.id;
-  const ExchangeId exchange = request.exchange;
+  const TaskManager::ReplyTo to{request.id, request.exchange, request.peer};
   std::visit(
       Overloaded{
-          [&](InitializeRequest& initialize) { Initialize(id, initialize); },
+          [&](InitializeRequest& initialize) { Initialize(request, initialize); },
           [&](PingRequest&) { Reply(request, Json::object()); },
           [&](DiscoverRequest&) { Discover(request); },
           [&](ListToolsRequest& list) { ListTools(request, list); },
           [&](CallToolRequest& call) { CallTool(request, *tool, std::move(call)); },
           [&](SetLevelRequest& set_level) {
-            client_log_.SetLevel(set_level.level);
+            // A legacy method: its peer has initialized (HandleRequest).
+            peers_.at(request.peer).log_level = set_level.level;
             Reply(request, Json::object());
           },
           // tasks/* exist only in an era with tasks, so only with a task store.
-          [&](GetTaskRequest& get) { tasks_->Get(id, exchange, get, DialectOf(request.wire)); },
-          [&](TaskResultRequest& result) { tasks_->Result(id, exchange, result); },
-          [&](ListTasksRequest& list) { tasks_->List(id, exchange, list, request.wire); },
-          [&](CancelTaskRequest& cancel) {
-            tasks_->Cancel(id, exchange, cancel, DialectOf(request.wire));
-          },
-          [&](UpdateTaskRequest& update) { tasks_->Update(id, exchange, update); },
+          [&](GetTaskRequest& get) { tasks_->Get(to, get, DialectOf(request.wire)); },
+          [&](TaskResultRequest& result) { tasks_->Result(to, result); },
+          [&](ListTasksRequest& list) { tasks_->List(to, list, request.wire); },
+          [&](CancelTaskRequest& cancel) { tasks_->Cancel(to, cancel, DialectOf(request.wire)); },
+          [&](UpdateTaskRequest& update) { tasks_->Update(to, update); },
       },
       decoded);
 }
 
-void Session::Initialize(const Json& id, const InitializeRequest& request) {
-  initialized_ = true;
-  wire_ = NegotiateWireForm(request.protocol_version, tasks_ != nullptr);
-  legacy_client_capabilities_ = request.capabilities;
-  Reply(RequestContext{id, kNoExchange, wire_},
-        ToWire(wire_, InitializeResultFor(wire_, stamp_.server_info(), InstructionsFor(wire_))));
+void Session::Initialize(const RequestContext& request, const InitializeRequest& initialize) {
+  // The peer's state begins here (LegacyPeer invariant 1).
+  LegacyPeer& peer = peers_[request.peer];
+  peer.wire = NegotiateWireForm(initialize.protocol_version, tasks_ != nullptr);
+  peer.client_capabilities = initialize.capabilities;
+  peer.log_level = options_.client_log_level;
+  const WireForm& wire = peer.wire;
+  Reply(RequestContext{request.id, request.exchange, request.peer, wire},
+        ToWire(wire, InitializeResultFor(wire, stamp_.server_info(), InstructionsFor(wire))));
 }
 
 void Session::Discover(const RequestContext& request) {
@@ -156,7 +158,7 @@ void Session::Discover(const RequestContext& request) {
 
 void Session::ListTools(const RequestContext& request, const ListToolsRequest& list) {
   const auto& all = tools_.tools();
-  if (list.offset > all.size()) return ReplyError(request.id, InvalidToolsCursor());
+  if (list.offset > all.size()) return ReplyError(request, InvalidToolsCursor());
   const size_t end = std::min(all.size(), list.offset + options_.page_size);
   ListToolsResult result;
   result.tools.reserve(end - list.offset);
@@ -176,18 +178,18 @@ void Session::CallTool(const RequestContext& request, Tool& tool, CallToolReques
   const TaskSupport support = tool.spec().task_support;
   if (call.task) {
     if (support == TaskSupport::kForbidden) {
-      return ReplyError(request.id, TaskForbidden(tool.spec().name));
+      return ReplyError(request, TaskForbidden(tool.spec().name));
     }
     return CreateTask(request, tool, std::move(call));
   }
   if (request.wire.tasks && support == TaskSupport::kRequired) {
-    return ReplyError(request.id, TaskRequired(tool.spec().name));
+    return ReplyError(request, TaskRequired(tool.spec().name));
   }
   // A tool that asks for input: keel sends its questions to the client as requests.
   std::shared_ptr<InputRound> input;
   if (tool.spec().asks_for_input) {
     input = std::make_shared<InputRound>();
-    input->client_capabilities = legacy_client_capabilities_;
+    input->client_capabilities = peers_.at(request.peer).client_capabilities;
     input->answers = Json::object();
     input->server_asks = true;
   }
@@ -202,8 +204,8 @@ void Session::CallToolModern(const RequestContext& request, Tool& tool, CallTool
                         DeclaresTasksExtension(*request.client_capabilities);
   if (tasks_ != nullptr && support == TaskSupport::kRequired) {
     if (!declared) {
-      return ReplyError(request.id, TasksExtensionRequired("tool '" + tool.spec().name +
-                                                           "' (its taskSupport is 'required')"));
+      return ReplyError(request, TasksExtensionRequired("tool '" + tool.spec().name +
+                                                        "' (its taskSupport is 'required')"));
     }
     return CreateTask(request, tool, std::move(call));
   }
@@ -217,11 +219,11 @@ void Session::CallToolModern(const RequestContext& request, Tool& tool, CallTool
 }
 
 void Session::Reply(const RequestContext& request, const Json& result) {
-  sink_.SendResponse(EncodeResultAs(request.wire, request.id, result, stamp_));
+  Out(request.exchange).SendResponse(EncodeResultAs(request.wire, request.id, result, stamp_));
 }
 
-void Session::ReplyError(const Json& id, const RpcError& error) {
-  sink_.SendResponse(EncodeRpcError(id, error));
+void Session::ReplyError(ExchangeId exchange, const Json& id, const RpcError& error) {
+  Out(exchange).SendResponse(EncodeRpcError(id, error));
 }
 
 }  // namespace keel

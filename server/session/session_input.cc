@@ -36,7 +36,7 @@ bool Session::ApproveByElicitation(const RequestContext& request, const ToolSpec
       Reply(request, ForOutputSchema(spec, std::move(step.result)));
       return false;
     case ApprovalStep::Kind::kRefused:
-      ReplyError(request.id, step.error);
+      ReplyError(request, step.error);
       return false;
   }
   return false;
@@ -55,7 +55,7 @@ std::shared_ptr<const InputRound> Session::BeginInput(const RequestContext& requ
       spec.name, call.arguments, capabilities, call.input_responses, call.request_state, clock);
   if (const RpcError* error = std::get_if<RpcError>(&begun)) {
     *refused = true;
-    ReplyError(request.id, *error);
+    ReplyError(request, *error);
     return nullptr;
   }
   return std::make_shared<const InputRound>(std::move(std::get<InputRound>(begun)));
@@ -77,7 +77,7 @@ Json Session::FilterCallResult(const CallIdentity& call, Json result) const {
 }
 
 std::string Session::EncodeCallResult(const CallIdentity& call, const Json& result) {
-  if (!call.modern) return EncodeResultAs(wire_, call.request_id, result, stamp_);
+  if (!call.modern) return EncodeResultAs(LegacyWireOf(call.peer), call.request_id, result, stamp_);
   const WireForm wire = ModernWireForm(tasks_ != nullptr);
   if (!call.input || !IsInputRequired(result)) {
     return EncodeResultAs(wire, call.request_id, result, stamp_);

@@ -36,7 +36,7 @@ void Session::CreateTask(const RequestContext& call_request, Tool& tool, CallToo
   std::optional<int64_t> ttl;
   if (call.task) {
     const Decoded<TaskMetadata> task = DecodeTaskMetadata(*call.task);
-    if (!task.ok()) return ReplyError(id, task.error());
+    if (!task.ok()) return ReplyError(call_request, task.error());
     if (task.value().ttl_ms) ttl = std::clamp(*task.value().ttl_ms, kMinTtlMs, kMaxTtlMs);
   }
   Json& arguments = call.arguments;
@@ -53,6 +53,7 @@ void Session::CreateTask(const RequestContext& call_request, Tool& tool, CallToo
   TaskManager::CreateRequest request;
   request.id = id;
   request.exchange = call_request.exchange;
+  request.peer = call_request.peer;
   request.tool = spec.name;
   request.fingerprint =
       key.empty() ? std::string()
@@ -105,20 +106,24 @@ void Session::PromoteCall(uint64_t generation, Json params) {
   TaskManager::PromoteRequest request;
   request.id = call->request_id;
   request.exchange = call->exchange;
+  request.peer = call->peer;
   request.task_id = NewTaskId();
   request.tool = spec.name;
   request.params = std::move(params);
   request.requested_ttl_ms = spec.result_ttl_ms;
   request.generation = generation;
   const Json request_id = request.id;
+  const PeerId peer = request.peer;
   const TaskRecord task = tasks_->Promote(std::move(request));
   spdlog::info("call {} ({}) ran past --task-after: it is now task {}", call->correlation_id,
                call->tool_name, task.task_id);
   const Duration max = task.ttl_ms ? Millis(*task.ttl_ms) : kNoMaximum;
-  coordinator_.PromoteToTask(request_id, task.task_id, max,
-                             [this, task_id = task.task_id](CallState state, CallAnswer answer) {
-                               tasks_->OnSettled(task_id, state, std::move(answer));
-                             });
+  coordinator_.PromoteToTask(
+      request_id, task.task_id, max,
+      [this, task_id = task.task_id](CallState state, CallAnswer answer) {
+        tasks_->OnSettled(task_id, state, std::move(answer));
+      },
+      peer);
 }
 
 }  // namespace keel

@@ -10,6 +10,7 @@
 #include "server/tasks/task_manager.h"
 #include "server/tasks/task_store_job.h"
 #include "server/tasks/task_wire.h"
+#include "server/transport/peer_id_key.h"
 
 namespace keel {
 namespace {
@@ -40,31 +41,32 @@ TaskRecord NewTaskRecord(TaskManager::CreateRequest& request, const TaskOptions&
 }  // namespace
 
 void TaskManager::Create(CreateRequest request) {
-  Track(request.id, request.exchange);
+  const ReplyTo to{request.id, request.exchange, request.peer};
+  Track(to);
   const int64_t now = now_ms_();
   TaskRecord task = NewTaskRecord(request, options_, now);
   ++creating_;
   auto write = [task, now](TaskStore& store) { return store.Create(task, now); };
-  auto written = [this, id = request.id, token = std::move(request.progress_token),
-                  dialect = request.dialect](TaskStore::Created created,
-                                             std::string error) mutable {
+  auto written = [this, to, token = std::move(request.progress_token), dialect = request.dialect](
+                     TaskStore::Created created, std::string error) mutable {
     --creating_;
-    OnCreated(id, std::move(token), created, error, dialect);
+    OnCreated(to, std::move(token), created, error, dialect);
   };
   Store<TaskStore::Created>(std::move(write), std::move(written));
 }
 
-void TaskManager::OnCreated(const Json& id, Json progress_token, const TaskStore::Created& created,
-                            const std::string& error, TaskDialect dialect) {
+void TaskManager::OnCreated(const ReplyTo& to, Json progress_token,
+                            const TaskStore::Created& created, const std::string& error,
+                            TaskDialect dialect) {
   if (!error.empty()) {
     spdlog::error("could not create a task: {}", error);
     return AnswerError(
-        id, kInternalError,
+        to, kInternalError,
         "Could not create the task: the task store failed (" + error + "); nothing was started");
   }
   const TaskRecord& task = created.task;
   if (created.outcome == TaskStore::CreateOutcome::kKeyMismatch) {
-    return AnswerError(id, kInvalidParams,
+    return AnswerError(to, kInvalidParams,
                        "Idempotency key '" + task.idempotency_key + "' was already used for task " +
                            task.task_id + " with other arguments; nothing was started",
                        Json{{"type", "idempotency_key_mismatch"}, {"taskId", task.task_id}});
@@ -74,22 +76,22 @@ void TaskManager::OnCreated(const Json& id, Json progress_token, const TaskStore
     if (dialect == TaskDialect::kExtension) {
       Json result = ExtensionCreateTaskResult(task);
       result["_meta"] = {{"dev.keel/existing-task", true}};
-      return AnswerResult(id, result, dialect);
+      return AnswerResult(to, result, dialect);
     }
     Json meta = RelatedTaskMeta(task.task_id);
     meta["dev.keel/existing-task"] = true;
-    return AnswerResult(id, Json{{"task", TaskJson(task)}, {"_meta", std::move(meta)}});
+    return AnswerResult(to, Json{{"task", TaskJson(task)}, {"_meta", std::move(meta)}});
   }
-  if (const auto it = pending_.find(IdKey(id)); it != pending_.end() && it->second.cancelled) {
-    return CancelUnannounced(id, task.task_id);
+  if (const Pending* pending = PendingOf(to); pending != nullptr && pending->cancelled) {
+    return CancelUnannounced(to, task.task_id);
   }
-  StartWork(id, task, std::move(progress_token), dialect);
+  StartWork(to, task, std::move(progress_token), dialect);
 }
 
-void TaskManager::CancelUnannounced(const Json& id, const std::string& task_id) {
+void TaskManager::CancelUnannounced(const ReplyTo& to, const std::string& task_id) {
   // The client cancelled the tools/call before it was answered: it will never learn the
   // task id, so the task is cancelled without running.
-  pending_.erase(IdKey(id));
+  pending_.erase(PeerIdKey(to.peer, to.id));
   Store<bool>(
       [task_id, now = now_ms_()](TaskStore& store) {
         constexpr const char* kWhy =
@@ -101,15 +103,15 @@ void TaskManager::CancelUnannounced(const Json& id, const std::string& task_id) 
       [](bool, std::string) {});
 }
 
-void TaskManager::StartWork(const Json& id, const TaskRecord& task, Json progress_token,
+void TaskManager::StartWork(const ReplyTo& to, const TaskRecord& task, Json progress_token,
                             TaskDialect dialect) {
   const std::string task_id = task.task_id;
   Live& live = live_[task_id];
   live.record = task;
   if (dialect == TaskDialect::kExtension) {
-    AnswerResult(id, ExtensionCreateTaskResult(task), dialect);
+    AnswerResult(to, ExtensionCreateTaskResult(task), dialect);
   } else {
-    AnswerResult(id, Json{{"task", TaskJson(task)}, {"_meta", RelatedTaskMeta(task_id)}});
+    AnswerResult(to, Json{{"task", TaskJson(task)}, {"_meta", RelatedTaskMeta(task_id)}});
   }
   const std::optional<uint64_t> generation = start_(task, std::move(progress_token));
   if (generation) {
@@ -131,7 +133,8 @@ void TaskManager::StartWork(const Json& id, const TaskRecord& task, Json progres
 }
 
 TaskRecord TaskManager::Promote(PromoteRequest request) {
-  Track(request.id, request.exchange);
+  const ReplyTo to{request.id, request.exchange, request.peer};
+  Track(to);
   const int64_t now = now_ms_();
   CreateRequest create;
   create.tool = std::move(request.tool);
@@ -144,15 +147,14 @@ TaskRecord TaskManager::Promote(PromoteRequest request) {
   live.generation = request.generation;
   ++live.writes_pending;  // the creation: nothing is written of it before
   auto write = [task, now](TaskStore& store) { return store.Create(task, now); };
-  auto written = [this, id = request.id, task_id = task.task_id](TaskStore::Created created,
-                                                                 std::string error) {
-    OnPromoted(id, task_id, created, error);
+  auto written = [this, to, task_id = task.task_id](TaskStore::Created created, std::string error) {
+    OnPromoted(to, task_id, created, error);
   };
   Store<TaskStore::Created>(std::move(write), std::move(written));
   return task;
 }
 
-void TaskManager::OnPromoted(const Json& id, const std::string& task_id,
+void TaskManager::OnPromoted(const ReplyTo& to, const std::string& task_id,
                              const TaskStore::Created& created, const std::string& error) {
   auto it = live_.find(task_id);
   if (it == live_.end()) return;  // cannot happen: erased only with no write pending
@@ -160,8 +162,8 @@ void TaskManager::OnPromoted(const Json& id, const std::string& task_id,
   --live.writes_pending;
   if (!error.empty()) {
     // Not durable, so not a task: the call ends with an error and its work is stopped.
-    spdlog::error("could not make call {} a task: {}", IdKey(id), error);
-    AnswerError(id, kInternalError,
+    spdlog::error("could not make call {} a task: {}", IdKey(to.id), error);
+    AnswerError(to, kInternalError,
                 "The call ran past --task-after and keel could not make it a task: the task "
                 "store failed (" +
                     error + "); its work was cancelled");
@@ -170,16 +172,15 @@ void TaskManager::OnPromoted(const Json& id, const std::string& task_id,
     cancel_work_(live.generation);
     return EraseIfDone(task_id);
   }
-  if (const auto pending = pending_.find(IdKey(id));
-      pending != pending_.end() && pending->second.cancelled) {
+  if (const Pending* pending = PendingOf(to); pending != nullptr && pending->cancelled) {
     // The client gave the call up before keel answered: nobody will ever learn the task
     // id, so the task is cancelled (its answer, now untracked, goes nowhere).
-    pending_.erase(pending);
+    pending_.erase(PeerIdKey(to.peer, to.id));
     if (!IsTerminal(live.record.status))
-      return CancelLive(id, live, now_ms_(), TaskDialect::kExtension);
+      return CancelLive(to, live, now_ms_(), TaskDialect::kExtension);
     return EraseIfDone(task_id);
   }
-  AnswerResult(id, ExtensionCreateTaskResult(created.task), TaskDialect::kExtension);
+  AnswerResult(to, ExtensionCreateTaskResult(created.task), TaskDialect::kExtension);
   EraseIfDone(task_id);
 }
 

@@ -47,7 +47,7 @@ void TaskManager::OnSettled(const std::string& task_id, CallState state, CallAns
       break;
     case CallState::kShutDown:
       // Invariant 6: the task stays working in the file; only the waiters hear of it.
-      for (const Json& waiter : live.waiters) {
+      for (const ReplyTo& waiter : live.waiters) {
         const JsonRpcError* error = std::get_if<JsonRpcError>(&answer);
         AnswerError(waiter, error != nullptr ? error->code : kInternalError,
                     "Server shutting down before task " + task_id +
@@ -99,7 +99,7 @@ void TaskManager::Persist(const std::string& task_id) {
         }
         live.terminal_written = true;
         NotifyStatus(live.record);
-        for (const Json& waiter : live.waiters) AnswerOutcome(waiter, live.record);
+        for (const ReplyTo& waiter : live.waiters) AnswerOutcome(waiter, live.record);
         live.waiters.clear();
         EraseIfDone(task_id);
       });

@@ -10,13 +10,14 @@
 #include "protocol/error_codes.h"
 #include "protocol/json_rpc.h"
 #include "server/tasks/task_wire.h"
+#include "server/transport/peer_id_key.h"
 
 namespace keel {
 
 TaskManager::TaskManager(EventLoop& loop, OutputSink& sink, TaskStoreThread& store,
                          TaskOptions options, std::function<int64_t()> now_ms)
     : loop_(loop),
-      sink_(sink),
+      own_router_(sink),
       store_(store),
       options_(std::move(options)),
       now_ms_(std::move(now_ms)) {}
@@ -26,54 +27,72 @@ void TaskManager::JobDone() {
   if (jobs_in_flight_ == 0 && on_idle_) on_idle_();
 }
 
-void TaskManager::Track(const Json& id, ExchangeId exchange) {
-  pending_[IdKey(id)] = Pending{exchange, false};
+void TaskManager::Track(const ReplyTo& to) {
+  pending_[PeerIdKey(to.peer, to.id)] = Pending{to.exchange, to.peer, false};
 }
 
-bool TaskManager::InFlight(const Json& id) const { return pending_.count(IdKey(id)) != 0; }
+TaskManager::Pending* TaskManager::PendingOf(const ReplyTo& to) {
+  const auto it = pending_.find(PeerIdKey(to.peer, to.id));
+  return it == pending_.end() ? nullptr : &it->second;
+}
 
-bool TaskManager::CancelRequest(const Json& id) {
+bool TaskManager::InFlight(const Json& id, PeerId peer) const {
+  return pending_.count(PeerIdKey(peer, id)) != 0;
+}
+
+bool TaskManager::CancelRequest(const Json& id, PeerId peer) {
   if (!IsValidId(id)) return false;
-  auto it = pending_.find(IdKey(id));
+  auto it = pending_.find(PeerIdKey(peer, id));
   if (it == pending_.end()) return false;
   it->second.cancelled = true;  // its answer is dropped when it comes
   return true;
 }
 
-size_t TaskManager::CancelExchange(ExchangeId exchange) {
-  if (exchange == kNoExchange) return 0;
+template <typename Matches>
+size_t TaskManager::CancelWhere(Matches matches) {
   size_t cancelled = 0;
   for (auto& [key, pending] : pending_) {
-    if (pending.exchange != exchange || pending.cancelled) continue;
+    if (pending.cancelled || !matches(pending)) continue;
     pending.cancelled = true;  // its answer is dropped when it comes
     ++cancelled;
   }
   return cancelled;
 }
 
-void TaskManager::Answer(const Json& id, const std::string& line) {
-  auto it = pending_.find(IdKey(id));
+size_t TaskManager::CancelExchange(ExchangeId exchange) {
+  if (exchange == kNoExchange) return 0;
+  return CancelWhere([exchange](const Pending& pending) { return pending.exchange == exchange; });
+}
+
+size_t TaskManager::CancelPeer(PeerId peer) {
+  return CancelWhere([peer](const Pending& pending) { return pending.peer == peer; });
+}
+
+void TaskManager::Answer(const ReplyTo& to, const std::string& line) {
+  auto it = pending_.find(PeerIdKey(to.peer, to.id));
   if (it == pending_.end()) return;  // answered already
-  const bool cancelled = it->second.cancelled;
+  const Pending pending = it->second;
   pending_.erase(it);
-  if (!cancelled) sink_.SendResponse(line);
+  if (!pending.cancelled) SinkOf(*router_, pending.exchange, dropped_).SendResponse(line);
 }
 
-void TaskManager::AnswerResult(const Json& id, const Json& result, TaskDialect dialect) {
+void TaskManager::AnswerResult(const ReplyTo& to, const Json& result, TaskDialect dialect) {
   if (dialect == TaskDialect::kExtension && stamp_ != nullptr) {
-    return Answer(id, EncodeResultAs(ModernWireForm(true), id, result, *stamp_));
+    return Answer(to, EncodeResultAs(ModernWireForm(true), to.id, result, *stamp_));
   }
-  Answer(id, EncodeResult(id, result));
+  Answer(to, EncodeResult(to.id, result));
 }
 
-void TaskManager::AnswerError(const Json& id, int code, const std::string& message,
+void TaskManager::AnswerError(const ReplyTo& to, int code, const std::string& message,
                               const Json& data) {
-  Answer(id, EncodeError(id, code, message, data));
+  Answer(to, EncodeError(to.id, code, message, data));
 }
 
 void TaskManager::NotifyStatus(const TaskRecord& task) {
   if (!client_ready_ || IsExtensionTask(task)) return;  // invariant 7
-  sink_.SendResponse(EncodeNotification("notifications/tasks/status", TaskJson(task)));
+  // It concerns no request (invariant 8).
+  SinkOf(*router_, kNoExchange, dropped_)
+      .SendResponse(EncodeNotification("notifications/tasks/status", TaskJson(task)));
 }
 
 std::string TaskManager::TaskOfWork(uint64_t generation) const {
@@ -85,7 +104,7 @@ std::string TaskManager::TaskOfWork(uint64_t generation) const {
 
 void TaskManager::ShutDown() {
   for (auto& [task_id, live] : live_) {
-    for (const Json& waiter : live.waiters) {
+    for (const ReplyTo& waiter : live.waiters) {
       AnswerError(waiter, kInternalError,
                   "Server shutting down before task " + task_id + " finished",
                   Json{{"taskId", task_id}});

@@ -26,9 +26,10 @@
 //  4. tasks/result of a live task waits, without polling, until the terminal state is
 //     written; it answers what the call would have returned plus the related-task _meta,
 //     and a JSON-RPC error (-32603, data.status "cancelled") for a cancelled task.
-//  5. Every request this class answers later is tracked: its id counts as in flight, and
-//     notifications/cancelled for it drops the answer (a cancelled creation cancels the
-//     task it made). Progress and status notifications go out only after
+//  5. Every request this class answers later is tracked by its id and peer (ReplyTo; two
+//     peers may use one id): it counts as in flight for that peer, and
+//     notifications/cancelled for it from that peer drops the answer (a cancelled creation
+//     cancels the task it made). Progress and status notifications go out only after
 //     notifications/initialized; status notifications carry the full Task.
 //  6. Shutdown leaves unfinished tasks `working` in the file: the next start-up (or another
 //     keel on the same file) recovers them (see task_recovery.h).
@@ -39,6 +40,9 @@
 //     notifications/tasks/status (the extension has none outside subscriptions/listen).
 //     keel's task work never asks for input mid-run (approvals are asked before a task
 //     exists), so no task is ever input_required and tasks/update has nothing to apply.
+//  8. Every answer goes to the exchange of the request it answers, through the OutputRouter
+//     (output_router.h); status notifications concern no request: kNoExchange. A line
+//     whose exchange is gone is dropped (counted: unroutable()).
 #pragma once
 
 #include <cstdint>
@@ -58,6 +62,7 @@
 #include "server/tasks/task_store_thread.h"
 #include "server/tasks/task_wire.h"
 #include "server/transport/exchange.h"
+#include "server/transport/output_router.h"
 #include "server/transport/output_sink.h"
 
 namespace keel {
@@ -83,8 +88,21 @@ class TaskManager {
   // Cancels a task's work in the coordinator (CancelTask).
   using CancelWorkFn = std::function<void(uint64_t generation)>;
 
+  // Answers go to `sink` until set_router.
   TaskManager(EventLoop& loop, OutputSink& sink, TaskStoreThread& store, TaskOptions options,
               std::function<int64_t()> now_ms);
+
+  // Where answers go from now on (invariant 8); must outlive this. Null: back to the
+  // constructor's sink.
+  void set_router(OutputRouter* router) { router_ = router != nullptr ? router : &own_router_; }
+
+  // A request this manager answers (now or later): its JSON-RPC id, the exchange it came on
+  // (where its answer goes; its close cancels it) and the peer that sent it (invariant 5).
+  struct ReplyTo {
+    Json id;
+    ExchangeId exchange = kNoExchange;
+    PeerId peer = kNoPeer;
+  };
 
   void set_start(StartFn fn) { start_ = std::move(fn); }
   // How extension-dialect answers name the server (protocol/mcp_era.h); must outlive this.
@@ -95,6 +113,7 @@ class TaskManager {
   struct CreateRequest {
     Json id;                            // the tools/call request id
     ExchangeId exchange = kNoExchange;  // where it came on: its close cancels the creation
+    PeerId peer = kNoPeer;              // who sent it
     std::string tool;
     Json params;  // {name, arguments, _meta?}, stored as the task's request
     std::optional<int64_t> requested_ttl_ms;     // params.task.ttl
@@ -114,6 +133,7 @@ class TaskManager {
   struct PromoteRequest {
     Json id;
     ExchangeId exchange = kNoExchange;
+    PeerId peer = kNoPeer;
     std::string task_id;  // NewTaskId(), chosen by the caller
     std::string tool;
     Json params;  // {name, arguments, _meta}
@@ -124,16 +144,14 @@ class TaskManager {
   // The task whose work is generation `generation` (a promoted call's worker does not know
   // it); empty when none.
   std::string TaskOfWork(uint64_t generation) const;
-  // The tasks/* methods (task_methods.cc), decoded (protocol/mcp_types.h), for request `id`
-  // that came on `exchange`. tasks/list's result goes out as `wire`'s era writes it.
-  void Get(const Json& id, ExchangeId exchange, const GetTaskRequest& request, TaskDialect dialect);
-  void List(const Json& id, ExchangeId exchange, const ListTasksRequest& request,
-            const WireForm& wire);
-  void Result(const Json& id, ExchangeId exchange, const TaskResultRequest& request);
-  void Cancel(const Json& id, ExchangeId exchange, const CancelTaskRequest& request,
-              TaskDialect dialect);
+  // The tasks/* methods (task_methods.cc), decoded (protocol/mcp_types.h), for request `to`.
+  // tasks/list's result goes out as `wire`'s era writes it.
+  void Get(const ReplyTo& to, const GetTaskRequest& request, TaskDialect dialect);
+  void List(const ReplyTo& to, const ListTasksRequest& request, const WireForm& wire);
+  void Result(const ReplyTo& to, const TaskResultRequest& request);
+  void Cancel(const ReplyTo& to, const CancelTaskRequest& request, TaskDialect dialect);
   // Extension only (invariant 7).
-  void Update(const Json& id, ExchangeId exchange, const UpdateTaskRequest& request);
+  void Update(const ReplyTo& to, const UpdateTaskRequest& request);
 
   // The coordinator settled a task's work (its on_settle).
   void OnSettled(const std::string& task_id, CallState state, CallAnswer answer);
@@ -142,14 +160,18 @@ class TaskManager {
   // work settled before it started.
   void OnWorkEnded(const std::string& task_id, WorkEnd how, Json result);
 
-  // A request of ours is still unanswered (invariant 5).
-  bool InFlight(const Json& id) const;
-  // notifications/cancelled for one of our requests: true when it was ours.
-  bool CancelRequest(const Json& id);
+  // `peer`'s request `id` is ours and still unanswered (invariant 5).
+  bool InFlight(const Json& id, PeerId peer = kNoPeer) const;
+  // notifications/cancelled from `peer` for one of its requests: true when it was ours.
+  bool CancelRequest(const Json& id, PeerId peer = kNoPeer);
   // The exchange of some of our requests is gone: they are cancelled as by CancelRequest
   // (never answered; a creation not yet answered cancels its task). The tasks themselves
   // live on. Returns how many requests were cancelled.
   size_t CancelExchange(ExchangeId exchange);
+  // `peer` is gone (Session::ForgetPeer): its requests are cancelled as by CancelExchange.
+  size_t CancelPeer(PeerId peer);
+  // Answers and notifications whose exchange was gone (invariant 8).
+  uint64_t unroutable() const { return dropped_.lines(); }
 
   void set_client_ready() { client_ready_ = true; }
   // Shutdown: unanswered tasks/result requests get an error now.
@@ -177,7 +199,7 @@ class TaskManager {
     bool work_ended = false;        // the worker returned, or the work never started
     bool terminal_written = false;  // the terminal state is written (or failed to be)
     size_t writes_pending = 0;      // store writes of this task not yet come back
-    std::vector<Json> waiters;      // tasks/result requests, in arrival order
+    std::vector<ReplyTo> waiters;   // tasks/result requests, in arrival order
   };
 
   // Runs `work` on the store thread and `done` on the loop with what it returned, or with
@@ -185,25 +207,32 @@ class TaskManager {
   template <typename T>
   void Store(std::function<T(TaskStore&)> work, std::function<void(T, std::string error)> done);
 
-  // Invariant 5: answers (or drops, when cancelled) a tracked request.
-  void Track(const Json& id, ExchangeId exchange);
-  void Answer(const Json& id, const std::string& line);
-  void AnswerResult(const Json& id, const Json& result, TaskDialect dialect = TaskDialect::kLegacy);
-  void AnswerError(const Json& id, int code, const std::string& message, const Json& data = Json());
+  // Invariant 5: answers (or drops, when cancelled) a tracked request, on its exchange (8).
+  void Track(const ReplyTo& to);
+  void Answer(const ReplyTo& to, const std::string& line);
+  void AnswerResult(const ReplyTo& to, const Json& result,
+                    TaskDialect dialect = TaskDialect::kLegacy);
+  void AnswerError(const ReplyTo& to, int code, const std::string& message,
+                   const Json& data = Json());
   // tasks/result for a terminal task: its outcome, or the cancelled error.
-  void AnswerOutcome(const Json& id, const TaskRecord& task);
+  void AnswerOutcome(const ReplyTo& to, const TaskRecord& task);
+  // The tracked request `to`; null once answered.
+  struct Pending;
+  Pending* PendingOf(const ReplyTo& to);
   void NotifyStatus(const TaskRecord& task);
 
   // Creation (task_creation.cc): the row is committed (or not); answer, then start.
-  void OnCreated(const Json& id, Json progress_token, const TaskStore::Created& created,
+  void OnCreated(const ReplyTo& to, Json progress_token, const TaskStore::Created& created,
                  const std::string& error, TaskDialect dialect);
-  void OnPromoted(const Json& id, const std::string& task_id, const TaskStore::Created& created,
+  void OnPromoted(const ReplyTo& to, const std::string& task_id, const TaskStore::Created& created,
                   const std::string& error);
-  void CancelUnannounced(const Json& id, const std::string& task_id);
-  void StartWork(const Json& id, const TaskRecord& task, Json progress_token, TaskDialect dialect);
+  void CancelUnannounced(const ReplyTo& to, const std::string& task_id);
+  void StartWork(const ReplyTo& to, const TaskRecord& task, Json progress_token,
+                 TaskDialect dialect);
   // tasks/cancel of a task this process runs, or of one only the store knows.
-  void CancelLive(const Json& id, Live& live, int64_t now, TaskDialect dialect);
-  void CancelStored(const Json& id, const std::string& task_id, int64_t now, TaskDialect dialect);
+  void CancelLive(const ReplyTo& to, Live& live, int64_t now, TaskDialect dialect);
+  void CancelStored(const ReplyTo& to, const std::string& task_id, int64_t now,
+                    TaskDialect dialect);
 
   // Writes the decided terminal state of a live task, then answers its waiters.
   void Persist(const std::string& task_id);
@@ -211,13 +240,19 @@ class TaskManager {
   void EraseIfDone(const std::string& task_id);
   // Answers the error when the store failed, or the task is unknown or expired ("Failed
   // to <action> task: ..."); false when `task` is there to use.
-  bool AnswerIfUnavailable(const Json& id, const std::string& task_id,
+  bool AnswerIfUnavailable(const ReplyTo& to, const std::string& task_id,
                            const std::optional<TaskRecord>& task, const std::string& error,
                            const char* action);
   void JobDone();
 
+  // Cancels (as CancelRequest) every unanswered request that `matches`; how many.
+  template <typename Matches>
+  size_t CancelWhere(Matches matches);
+
   EventLoop& loop_;
-  OutputSink& sink_;
+  SingleSinkRouter own_router_;
+  OutputRouter* router_ = &own_router_;
+  DroppingSink dropped_;
   TaskStoreThread& store_;
   TaskOptions options_;
   std::function<int64_t()> now_ms_;
@@ -227,9 +262,10 @@ class TaskManager {
 
   std::unordered_map<std::string, Live> live_;  // task id -> a task this process runs
   size_t creating_ = 0;                         // creations waiting for their commit
-  // IdKey of every request answered later -> cancelled by notifications/cancelled.
+  // PeerIdKey of every request answered later -> cancelled by notifications/cancelled.
   struct Pending {
     ExchangeId exchange = kNoExchange;
+    PeerId peer = kNoPeer;
     bool cancelled = false;
   };
   std::unordered_map<std::string, Pending> pending_;

@@ -22,113 +22,111 @@ std::string AlreadyTerminal(TaskStatus status) {
 
 }  // namespace
 
-bool TaskManager::AnswerIfUnavailable(const Json& id, const std::string& task_id,
+bool TaskManager::AnswerIfUnavailable(const ReplyTo& to, const std::string& task_id,
                                       const std::optional<TaskRecord>& task,
                                       const std::string& error, const char* action) {
   const std::string failed = std::string("Failed to ") + action + " task: ";
   if (!error.empty()) {
-    AnswerError(id, kInternalError, failed + error, Json{{"taskId", task_id}});
+    AnswerError(to, kInternalError, failed + error, Json{{"taskId", task_id}});
   } else if (!task) {
-    AnswerError(id, kInvalidParams, failed + "Task not found", Json{{"taskId", task_id}});
+    AnswerError(to, kInvalidParams, failed + "Task not found", Json{{"taskId", task_id}});
   } else if (task->Expired(now_ms_())) {
-    AnswerError(id, kInvalidParams, failed + "Task has expired", Json{{"taskId", task_id}});
+    AnswerError(to, kInvalidParams, failed + "Task has expired", Json{{"taskId", task_id}});
   } else {
     return false;
   }
   return true;
 }
 
-void TaskManager::Get(const Json& id, ExchangeId exchange, const GetTaskRequest& request,
-                      TaskDialect dialect) {
-  Track(id, exchange);
+void TaskManager::Get(const ReplyTo& to, const GetTaskRequest& request, TaskDialect dialect) {
+  Track(to);
   Store<std::optional<TaskRecord>>(
       [task_id = request.task_id](TaskStore& store) { return store.Get(task_id); },
-      [this, id, task_id = request.task_id, dialect](std::optional<TaskRecord> task,
+      [this, to, task_id = request.task_id, dialect](std::optional<TaskRecord> task,
                                                      std::string error) {
-        if (AnswerIfUnavailable(id, task_id, task, error, "retrieve")) return;
+        if (AnswerIfUnavailable(to, task_id, task, error, "retrieve")) return;
         if (dialect == TaskDialect::kExtension) {
-          return AnswerResult(id, ExtensionDetailedTask(*task), dialect);
+          return AnswerResult(to, ExtensionDetailedTask(*task), dialect);
         }
-        AnswerResult(id, WithRelatedTask(TaskJson(*task), task_id));
+        AnswerResult(to, WithRelatedTask(TaskJson(*task), task_id));
       });
 }
 
-void TaskManager::Update(const Json& id, ExchangeId exchange, const UpdateTaskRequest& request) {
-  Track(id, exchange);
+void TaskManager::Update(const ReplyTo& to, const UpdateTaskRequest& request) {
+  Track(to);
   // Invariant 7: no task of keel's waits for input, so every key is one not outstanding,
   // which the extension says to ignore; the task must still exist.
   Store<std::optional<TaskRecord>>(
       [task_id = request.task_id](TaskStore& store) { return store.Get(task_id); },
-      [this, id, task_id = request.task_id](std::optional<TaskRecord> task, std::string error) {
-        if (AnswerIfUnavailable(id, task_id, task, error, "update")) return;
-        AnswerResult(id, Json::object(), TaskDialect::kExtension);
+      [this, to, task_id = request.task_id](std::optional<TaskRecord> task, std::string error) {
+        if (AnswerIfUnavailable(to, task_id, task, error, "update")) return;
+        AnswerResult(to, Json::object(), TaskDialect::kExtension);
       });
 }
 
-void TaskManager::List(const Json& id, ExchangeId exchange, const ListTasksRequest& request,
-                       const WireForm& wire) {
-  Track(id, exchange);
+void TaskManager::List(const ReplyTo& to, const ListTasksRequest& request, const WireForm& wire) {
+  Track(to);
   Store<TaskStore::Page>(
       [after = request.after, limit = options_.page_size, now = now_ms_()](TaskStore& store) {
         return store.List(after, limit, now);
       },
-      [this, id, wire](TaskStore::Page page, std::string error) {
+      [this, to, wire](TaskStore::Page page, std::string error) {
         if (!error.empty()) {
-          return AnswerError(id, kInternalError, "Failed to list tasks: " + error);
+          return AnswerError(to, kInternalError, "Failed to list tasks: " + error);
         }
         ListTasksResult result;
         result.tasks.reserve(page.tasks.size());
         for (const TaskRecord& task : page.tasks) result.tasks.push_back(TaskJson(task));
         result.next_after = page.next_after;
-        AnswerResult(id, ToWire(wire, result));
+        AnswerResult(to, ToWire(wire, result));
       });
 }
 
-void TaskManager::AnswerOutcome(const Json& id, const TaskRecord& task) {
+void TaskManager::AnswerOutcome(const ReplyTo& to, const TaskRecord& task) {
   if (task.status == TaskStatus::kCancelled) {
     Json data = {{"taskId", task.task_id},
                  {"status", "cancelled"},
                  {"cancelPhase", std::string(CancelPhaseName(task.cancel_phase))}};
     if (!task.status_message.empty()) data["statusMessage"] = task.status_message;
     if (!task.late_outcome.is_null()) data["lateOutcome"] = task.late_outcome;
-    return AnswerError(id, kInternalError,
+    return AnswerError(to, kInternalError,
                        "Task " + task.task_id + " was cancelled: it has no result", data);
   }
   if (task.error.is_object()) {
     Json data = task.error.value("data", Json::object());
     if (data.is_object()) data["taskId"] = task.task_id;
-    return AnswerError(id, task.error.value("code", kInternalError),
+    return AnswerError(to, task.error.value("code", kInternalError),
                        task.error.value("message", std::string("Task failed")), data);
   }
   if (task.result.is_object()) {
-    return AnswerResult(id, WithRelatedTask(task.result, task.task_id));
+    return AnswerResult(to, WithRelatedTask(task.result, task.task_id));
   }
-  AnswerError(id, kInternalError, "Task " + task.task_id + " has no result stored",
+  AnswerError(to, kInternalError, "Task " + task.task_id + " has no result stored",
               Json{{"taskId", task.task_id}});
 }
 
-void TaskManager::Result(const Json& id, ExchangeId exchange, const TaskResultRequest& request) {
+void TaskManager::Result(const ReplyTo& to, const TaskResultRequest& request) {
   const std::string& task_id = request.task_id;
-  Track(id, exchange);
+  Track(to);
   if (auto it = live_.find(task_id); it != live_.end()) {
     Live& live = it->second;
     if (!IsTerminal(live.record.status) || !live.terminal_written) {
-      live.waiters.push_back(id);  // answered when the terminal state is written
+      live.waiters.push_back(to);  // answered when the terminal state is written
       return;
     }
-    return AnswerOutcome(id, live.record);
+    return AnswerOutcome(to, live.record);
   }
   Store<std::optional<TaskRecord>>(
       [task_id](TaskStore& store) { return store.Get(task_id); },
-      [this, id, task_id](std::optional<TaskRecord> task, std::string error) {
-        if (AnswerIfUnavailable(id, task_id, task, error, "retrieve")) return;
-        if (IsTerminal(task->status)) return AnswerOutcome(id, *task);
+      [this, to, task_id](std::optional<TaskRecord> task, std::string error) {
+        if (AnswerIfUnavailable(to, task_id, task, error, "retrieve")) return;
+        if (IsTerminal(task->status)) return AnswerOutcome(to, *task);
         if (auto it = live_.find(task_id); it != live_.end()) {
-          it->second.waiters.push_back(id);  // created here meanwhile
+          it->second.waiters.push_back(to);  // created here meanwhile
           return;
         }
         AnswerError(
-            id, kInternalError,
+            to, kInternalError,
             "Task " + task_id + " is run by another keel process (pid " +
                 std::to_string(task->owner_pid) +
                 ") on the same database; poll tasks/get until it is terminal",
@@ -136,22 +134,21 @@ void TaskManager::Result(const Json& id, ExchangeId exchange, const TaskResultRe
       });
 }
 
-void TaskManager::Cancel(const Json& id, ExchangeId exchange, const CancelTaskRequest& request,
-                         TaskDialect dialect) {
-  Track(id, exchange);
+void TaskManager::Cancel(const ReplyTo& to, const CancelTaskRequest& request, TaskDialect dialect) {
+  Track(to);
   const int64_t now = now_ms_();
   if (auto it = live_.find(request.task_id); it != live_.end()) {
-    return CancelLive(id, it->second, now, dialect);
+    return CancelLive(to, it->second, now, dialect);
   }
-  CancelStored(id, request.task_id, now, dialect);
+  CancelStored(to, request.task_id, now, dialect);
 }
 
-void TaskManager::CancelLive(const Json& id, Live& live, int64_t now, TaskDialect dialect) {
+void TaskManager::CancelLive(const ReplyTo& to, Live& live, int64_t now, TaskDialect dialect) {
   if (IsTerminal(live.record.status)) {
     if (dialect == TaskDialect::kExtension) {  // invariant 7: the same acknowledgement
-      return AnswerResult(id, Json::object(), dialect);
+      return AnswerResult(to, Json::object(), dialect);
     }
-    return AnswerError(id, kInvalidParams, AlreadyTerminal(live.record.status),
+    return AnswerError(to, kInvalidParams, AlreadyTerminal(live.record.status),
                        Json{{"taskId", live.record.task_id}});
   }
   // Decided here (invariant 2): whatever the work does next, the task is cancelled.
@@ -164,7 +161,7 @@ void TaskManager::CancelLive(const Json& id, Live& live, int64_t now, TaskDialec
   cancel_work_(live.generation);
   Store<bool>([task_id = decided.task_id,
                now](TaskStore& store) { return store.Cancel(task_id, kCancelRequested, now); },
-              [this, id, decided, dialect](bool written, std::string error) {
+              [this, to, decided, dialect](bool written, std::string error) {
                 auto it = live_.find(decided.task_id);
                 if (it == live_.end()) return;  // cannot happen: erased only with no write pending
                 Live& live = it->second;
@@ -175,18 +172,18 @@ void TaskManager::CancelLive(const Json& id, Live& live, int64_t now, TaskDialec
                 }
                 live.terminal_written = true;
                 if (dialect == TaskDialect::kExtension) {
-                  AnswerResult(id, Json::object(), dialect);
+                  AnswerResult(to, Json::object(), dialect);
                 } else {
-                  AnswerResult(id, WithRelatedTask(TaskJson(decided), decided.task_id));
+                  AnswerResult(to, WithRelatedTask(TaskJson(decided), decided.task_id));
                 }
                 NotifyStatus(decided);
-                for (const Json& waiter : live.waiters) AnswerOutcome(waiter, decided);
+                for (const ReplyTo& waiter : live.waiters) AnswerOutcome(waiter, decided);
                 live.waiters.clear();
                 EraseIfDone(decided.task_id);
               });
 }
 
-void TaskManager::CancelStored(const Json& id, const std::string& task_id, int64_t now,
+void TaskManager::CancelStored(const ReplyTo& to, const std::string& task_id, int64_t now,
                                TaskDialect dialect) {
   // Not run here: a task of an earlier (or another) keel process, or a finished one.
   struct Outcome {
@@ -204,15 +201,15 @@ void TaskManager::CancelStored(const Json& id, const std::string& task_id, int64
         outcome.task = store.Get(task_id);
         return outcome;
       },
-      [this, id, task_id, dialect](Outcome outcome, std::string error) {
-        if (AnswerIfUnavailable(id, task_id, outcome.task, error, "cancel")) return;
+      [this, to, task_id, dialect](Outcome outcome, std::string error) {
+        if (AnswerIfUnavailable(to, task_id, outcome.task, error, "cancel")) return;
         if (dialect == TaskDialect::kExtension) {  // invariant 7: terminal or not, acknowledged
-          AnswerResult(id, Json::object(), dialect);
+          AnswerResult(to, Json::object(), dialect);
         } else if (!outcome.cancelled) {
-          return AnswerError(id, kInvalidParams, AlreadyTerminal(outcome.task->status),
+          return AnswerError(to, kInvalidParams, AlreadyTerminal(outcome.task->status),
                              Json{{"taskId", task_id}});
         } else {
-          AnswerResult(id, WithRelatedTask(TaskJson(*outcome.task), task_id));
+          AnswerResult(to, WithRelatedTask(TaskJson(*outcome.task), task_id));
         }
         if (!outcome.cancelled) return;
         NotifyStatus(*outcome.task);

@@ -4,11 +4,23 @@
 //
 // What an exchange is depends on the transport (transport.h):
 //  - stdio: the one pipe pair; one exchange for the life of the process;
-//  - Streamable HTTP (next): one POST; its response (a JSON body or a request-scoped SSE
-//    stream) carries the answer to that POST's request and the notifications about it.
+//  - Streamable HTTP: one POST; its response (a JSON body or a request-scoped SSE stream)
+//    carries the answer to that POST's request and the notifications about it.
+// The Session finds an exchange's sink by its id through an OutputRouter (output_router.h).
+//
+// A peer is the scope of JSON-RPC ids and of legacy session state (initialize, the
+// negotiated era, client capabilities, log level, keel's own server-to-client requests):
+// two peers may use the same id at once, and a response or a notifications/cancelled from one
+// peer never touches another's requests. Which exchanges make one peer is the transport's:
+//  - stdio: the one exchange is the one peer;
+//  - Streamable HTTP, modern (2026-07-28, stateless): each POST is its own peer;
+//  - Streamable HTTP, legacy (2025-11-25, 2025-06-18): one Mcp-Session-Id is one peer,
+//    spanning the exchanges of all its POSTs (Session::ForgetPeer ends it).
 // Invariants:
 //  1. id() is unique among the exchanges of one process and never reused (0 is never an
-//     id), so a request can remember the exchange it came on without holding it.
+//     id), so a request can remember the exchange it came on without holding it. Peer ids
+//     and exchange ids come from one counter in a process, so they never collide: an
+//     exchange that is its own peer uses its id as the peer id.
 //  2. MarkClosed() returns true once, the first time: the transport reports the close to
 //     its dispatcher exactly then (Dispatcher::OnExchangeClosed), never twice.
 //  3. Once closed, nothing written to the exchange reaches the client; writing is still
@@ -23,16 +35,24 @@ namespace keel {
 
 using ExchangeId = uint64_t;
 // What a message that came on no exchange carries (tests, and work no request waits for):
-// no exchange's close reaches it.
+// no exchange's close reaches it. Output for kNoExchange is output that concerns no request
+// (OutputRouter::Find decides where it goes).
 inline constexpr ExchangeId kNoExchange = 0;
+
+using PeerId = uint64_t;
+// Given for a peer: "the exchange is its own peer" (the peer id is the exchange id).
+inline constexpr PeerId kNoPeer = 0;
 
 class Exchange : public OutputSink {
  public:
-  explicit Exchange(ExchangeId id) : id_(id) {}
+  explicit Exchange(ExchangeId id, PeerId peer = kNoPeer)
+      : id_(id), peer_(peer == kNoPeer ? id : peer) {}
   Exchange(const Exchange&) = delete;
   Exchange& operator=(const Exchange&) = delete;
 
   ExchangeId id() const { return id_; }
+  // The peer whose messages come on this exchange: the one given, or id() when none was.
+  PeerId peer() const { return peer_; }
   bool closed() const { return closed_; }
 
   // The transport learned that the exchange is gone (invariant 2).
@@ -44,6 +64,7 @@ class Exchange : public OutputSink {
 
  private:
   const ExchangeId id_;
+  const PeerId peer_;
   bool closed_ = false;
 };
 

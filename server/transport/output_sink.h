@@ -1,6 +1,7 @@
 // OutputSink: where the session's outgoing lines go. An Exchange (exchange.h) is the
 // OutputSink of one exchange of a transport; the stdio transport's one exchange writes
-// them through the Outbox; unit tests implement it with a recorder. Loop thread only.
+// them through the Outbox; unit tests implement it with a recorder. The Session finds the
+// sink of each line's exchange through an OutputRouter (output_router.h). Loop thread only.
 // Lines are complete JSON-RPC messages without the trailing newline.
 //
 // Progress travels on a stream: one per request, named by the request's generation (never
@@ -9,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace keel {
 
@@ -17,6 +19,10 @@ class OutputSink {
   virtual ~OutputSink() = default;
   // A response: never dropped.
   virtual void SendResponse(std::string line) = 0;
+  // A server-to-client JSON-RPC request (keel's own questions to a legacy client): never
+  // dropped. By default written as a response is (a transport that frames requests
+  // differently, such as an SSE stream that must stay open for the answer, overrides it).
+  virtual void SendRequest(std::string line) { SendResponse(std::move(line)); }
   // Progress on `stream`: a newer line replaces the stream's unsent one. Under pressure
   // the oldest unsent progress may be dropped (the transport reports which stream).
   virtual void SendProgress(uint64_t stream, std::string line) = 0;

@@ -3,7 +3,8 @@
 // (exchange.h) its answers go to. The Dispatcher (MCP methods, admission, the request
 // coordinator, tasks) knows nothing of pipes or sockets; the Transport knows nothing of
 // MCP methods. Loop thread only, on both sides: a transport calls its dispatcher from the
-// loop, and the dispatcher writes to exchanges from the loop.
+// loop, and the dispatcher writes to exchanges from the loop, finding each by its id through
+// the transport's OutputRouter (output_router.h): every answer follows its request's exchange.
 //
 // Invariants (every transport keeps them):
 //  1. Messages are delivered decoded (a Message of protocol/json_rpc.h). What cannot be
@@ -29,6 +30,9 @@
 //    request, then the response) when the request asked for progress or logs.
 //    A notification POST is delivered with an exchange that the transport answers 202
 //    and closes without reporting it.
+//  - peers (exchange.h): a modern POST is its own peer; a legacy session (Mcp-Session-Id)
+//    is one peer across its POSTs, given with each of its exchanges, and its end (DELETE,
+//    expiry) is Session::ForgetPeer.
 //  - a closed response stream (the client disconnected, or a stuck SSE reader was cut
 //    off, HTTP-3) is OnExchangeClosed: the dispatcher cancels that exchange's request as
 //    it would for notifications/cancelled (CAN-5: HTTP clients never send it). For a

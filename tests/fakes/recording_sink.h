@@ -2,6 +2,7 @@
 // Loop thread only, like the real one.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,6 +16,12 @@ namespace keel {
 class RecordingSink final : public OutputSink {
  public:
   void SendResponse(std::string line) override { Record(line); }
+  // Recorded like a response; counted, so tests can tell a request went out as one.
+  void SendRequest(std::string line) override {
+    ++requests_;
+    Record(line);
+  }
+  size_t requests() const { return requests_; }
   void SendProgress(uint64_t, std::string line) override { Record(line); }
   // Recorded lines are already "written": nothing to take back, but tests can check it.
   void DiscardProgress(uint64_t stream) override { discarded_.push_back(stream); }
@@ -54,6 +61,7 @@ class RecordingSink final : public OutputSink {
   std::vector<nlohmann::json> messages_;
   std::vector<std::string> lines_;
   std::vector<uint64_t> discarded_;
+  size_t requests_ = 0;
 };
 
 }  // namespace keel

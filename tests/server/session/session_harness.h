@@ -37,31 +37,41 @@ class SessionHarness {
     session_.HandleLine(line);
     Pump();
   }
-  // `line` as it arrives on exchange `exchange` of a transport (server/transport/exchange.h).
-  void SendOn(ExchangeId exchange, const std::string& line) {
-    session_.HandleLine(line, exchange);
+  // `line` as it arrives on exchange `exchange` of a transport (server/transport/exchange.h),
+  // from `peer` (kNoPeer: the exchange is its own peer).
+  void SendOn(ExchangeId exchange, const std::string& line, PeerId peer = kNoPeer) {
+    session_.HandleLine(line, exchange, peer);
     Pump();
   }
-  void Initialize() {
-    Send(
-        R"({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})");
-    Send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  // Initializes `peer` (kNoPeer: the peer of Send, which comes on no exchange).
+  void Initialize(PeerId peer = kNoPeer) {
+    SendOn(
+        kNoExchange,
+        R"({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})",
+        peer);
+    SendOn(kNoExchange, R"({"jsonrpc":"2.0","method":"notifications/initialized"})", peer);
     sink_.Clear();
   }
   // Runs posted work and due timers without blocking.
   void Pump() { loop_.RunOnce(Duration::zero()); }
+  // Runs the loop (woken by workers) until `done` holds; bounded.
+  template <typename Pred>
+  bool WaitUntil(Pred done) {
+    for (int i = 0; i < 200 && !done(); ++i) loop_.RunOnce(Millis(50));
+    return done();
+  }
   // Waits (on the loop's poll, woken by workers) until a message answers `id`.
   // Bounded so a broken test fails instead of hanging.
   bool WaitFor(const Json& id) {
     for (int i = 0; i < 200 && sink_.ForId(id).empty(); ++i) loop_.RunOnce(Millis(50));
     return !sink_.ForId(id).empty();
   }
-  // Waits (bounded, polling the coordinator) until a worker has picked up call `id`, so a
-  // test can force the "running" side of a race.
-  bool WaitUntilRunning(const Json& id) {
+  // Waits (bounded, polling the coordinator) until a worker has picked up `peer`'s call `id`,
+  // so a test can force the "running" side of a race.
+  bool WaitUntilRunning(const Json& id, PeerId peer = kNoPeer) {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (std::chrono::steady_clock::now() < until) {
-      if (session_.coordinator().StateOf(id) == CallState::kRunning) return true;
+      if (session_.coordinator().StateOf(id, peer) == CallState::kRunning) return true;
       std::this_thread::yield();
     }
     return false;

@@ -64,17 +64,19 @@ TEST_CASE("a cancelled call is never answered and its worker is released") {
 TEST_CASE("a closed exchange cancels the calls that came on it: never answered, workers freed",
           "[CAN-2][CAN-5]") {
   SessionHarness h(2);
-  h.Initialize();
-  h.SendOn(7, h.Call(1, "latch_wait", {{"name", "closed"}}));
-  h.SendOn(8, h.Call(2, "latch_wait", {{"name", "open"}}));
-  REQUIRE(h.WaitUntilRunning(1));
-  REQUIRE(h.WaitUntilRunning(2));
+  // One legacy client (an HTTP session) whose requests come on two exchanges.
+  constexpr PeerId kPeer = 100;
+  h.Initialize(kPeer);
+  h.SendOn(7, h.Call(1, "latch_wait", {{"name", "closed"}}), kPeer);
+  h.SendOn(8, h.Call(2, "latch_wait", {{"name", "open"}}), kPeer);
+  REQUIRE(h.WaitUntilRunning(1, kPeer));
+  REQUIRE(h.WaitUntilRunning(2, kPeer));
   CHECK(h.session().OnExchangeClosed(7) == 1);
-  CHECK_FALSE(h.session().coordinator().InFlight(Json(1)));
+  CHECK_FALSE(h.session().coordinator().InFlight(Json(1), kPeer));
   // The token woke the first worker: a call sent now runs on it.
-  h.SendOn(8, h.Call(3, "echo", {{"text", "after"}}));
+  h.SendOn(8, h.Call(3, "echo", {{"text", "after"}}), kPeer);
   REQUIRE(h.WaitFor(3));
-  h.SendOn(8, h.Call(4, "latch_release", {{"name", "open"}}));
+  h.SendOn(8, h.Call(4, "latch_release", {{"name", "open"}}), kPeer);
   REQUIRE(h.WaitFor(2));
   CHECK(h.sink().ForId(2)[0]["result"]["content"][0]["text"] == "released open");
   CHECK(h.sink().ForId(1).empty());

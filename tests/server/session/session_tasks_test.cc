@@ -167,6 +167,8 @@ TEST_CASE("a tasks/result waiting on a closed exchange is never answered, and th
   TaskHarness h;
   h.Initialize();
   const std::string task_id = h.CreateTask(1, "latch_wait", LatchArgs("L", false));
+  // Another client, whose exchange 7 is its own peer, waits for the task's result.
+  h.Initialize(true, 7);
   h.SendOn(7, Json{{"jsonrpc", "2.0"},
                    {"id", 2},
                    {"method", "tasks/result"},

@@ -67,19 +67,24 @@ class TaskHarness {
     session_->HandleLine(line);
     Pump();
   }
-  // `line` as it arrives on exchange `exchange` of a transport (server/transport/exchange.h).
-  void SendOn(ExchangeId exchange, const Json& message) {
-    session_->HandleLine(message.dump(), exchange);
+  // `line` as it arrives on exchange `exchange` of a transport (server/transport/exchange.h),
+  // from `peer` (kNoPeer: the exchange is its own peer).
+  void SendOn(ExchangeId exchange, const Json& message, PeerId peer = kNoPeer) {
+    session_->HandleLine(message.dump(), exchange, peer);
     Pump();
   }
   void Send(const char* line) { Send(std::string(line)); }
   void Send(const Json& message) { Send(message.dump()); }
-  void Initialize(bool send_initialized = true) {
-    Send(
-        R"({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})");
-    if (send_initialized) Send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})");
+  // Initializes `peer` (kNoPeer: the peer of Send, which comes on no exchange).
+  void Initialize(bool send_initialized = true, PeerId peer = kNoPeer) {
+    SendOn(kNoExchange, Json::parse(kInitializeLine), peer);
+    if (send_initialized) {
+      SendOn(kNoExchange, Json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}}, peer);
+    }
     sink_.Clear();
   }
+  static constexpr const char* kInitializeLine =
+      R"({"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}})";
   void Pump() { loop_.RunOnce(Duration::zero()); }
   // Runs the loop (woken by workers and the store thread) until `done` holds; bounded.
   template <typename Pred>
