@@ -134,7 +134,7 @@ size_t Session::OnExchangeClosed(ExchangeId exchange) {
 size_t Session::ForgetPeer(PeerId peer) {
   const size_t cancelled = coordinator_.CancelPeer(peer) + (tasks_ ? tasks_->CancelPeer(peer) : 0);
   peers_.erase(peer);
-  spdlog::info("peer {} gone: cancelled {} request(s)", peer, cancelled);
+  spdlog::debug("peer {} gone: cancelled {} request(s)", peer, cancelled);
   return cancelled;
 }
 
