@@ -39,6 +39,7 @@ constexpr MethodName kMethods[] = {
     {"tasks/list", McpMethod::kListTasks, Eras::kLegacyTasks},
     {"tasks/cancel", McpMethod::kCancelTask, Eras::kTasks},
     {"tasks/update", McpMethod::kUpdateTask, Eras::kModernTasks},
+    {"subscriptions/listen", McpMethod::kListen, Eras::kModern},
 };
 
 bool ExistsIn(Eras eras, const WireForm& wire) {
@@ -136,6 +137,8 @@ Decoded<McpRequest> DecodeRequest(const WireForm& wire, McpMethod method, Json p
       return Widen(DecodeCancelTaskRequest(params));
     case McpMethod::kUpdateTask:
       return Widen(DecodeUpdateTaskRequest(params));
+    case McpMethod::kListen:
+      return Widen(DecodeListenRequest(params));
   }
   return MethodNotFound("");  // unreachable: every method is handled above
 }
@@ -157,6 +160,8 @@ DiscoverResult DiscoverResultFor(const WireForm& wire, std::string instructions,
   }
   result.capabilities.tasks = wire.tasks && !IsModern(wire);           // rule 5
   result.capabilities.tasks_extension = wire.tasks && IsModern(wire);  // rule 4
+  // subscriptions/listen with toolsListChanged: sent when a reload changes the tools' policy.
+  result.capabilities.tools_list_changed = IsModern(wire);
   result.instructions = std::move(instructions);
   result.cache = std::move(cache);
   return result;

@@ -77,6 +77,7 @@ enum class McpMethod {
   kListTasks,
   kCancelTask,
   kUpdateTask,
+  kListen,
 };
 // The request method `name` names in `wire`'s era; nullopt: MethodNotFound(name).
 std::optional<McpMethod> MethodOf(const WireForm& wire, std::string_view name);
@@ -87,7 +88,8 @@ std::optional<McpNotification> NotificationOf(const WireForm& wire, std::string_
 
 using McpRequest = std::variant<InitializeRequest, PingRequest, DiscoverRequest, ListToolsRequest,
                                 CallToolRequest, SetLevelRequest, GetTaskRequest, TaskResultRequest,
-                                ListTasksRequest, CancelTaskRequest, UpdateTaskRequest>;
+                                ListTasksRequest, CancelTaskRequest, UpdateTaskRequest,
+                                ListenRequest>;
 // The typed request for `method`'s params (consumed), or the error that answers it
 // (mcp_types.h rule 1). `known_tool` is DecodeCallToolRequest's.
 Decoded<McpRequest> DecodeRequest(const WireForm& wire, McpMethod method, Json params,

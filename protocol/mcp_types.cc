@@ -159,6 +159,17 @@ Decoded<UpdateTaskRequest> DecodeUpdateTaskRequest(const Json& params) {
   return UpdateTaskRequest{task.value().task_id, *responses};
 }
 
+Decoded<ListenRequest> DecodeListenRequest(const Json& params) {
+  const Json* notifications = Member(params, "notifications");
+  if (notifications == nullptr || !notifications->is_object()) {
+    return InvalidParams("notifications (an object: which notifications to send) is required");
+  }
+  ListenRequest request;
+  const auto tools = notifications->find("toolsListChanged");
+  request.tools_list_changed = tools != notifications->end() && tools->is_boolean() && tools->get<bool>();
+  return request;
+}
+
 Decoded<ListTasksRequest> DecodeListTasksRequest(const Json& params) {
   const Json* cursor = Member(params, "cursor");
   if (cursor == nullptr) return ListTasksRequest{};
@@ -218,6 +229,10 @@ void to_json(Json& json, const GetTaskRequest& request) { json = {{"taskId", req
 void to_json(Json& json, const TaskResultRequest& request) { json = {{"taskId", request.task_id}}; }
 
 void to_json(Json& json, const CancelTaskRequest& request) { json = {{"taskId", request.task_id}}; }
+
+void to_json(Json& json, const ListenRequest& request) {
+  json = {{"notifications", {{"toolsListChanged", request.tools_list_changed}}}};
+}
 
 void to_json(Json& json, const UpdateTaskRequest& request) {
   json = {{"taskId", request.task_id}, {"inputResponses", request.input_responses}};

@@ -103,6 +103,12 @@ struct UpdateTaskRequest {
   bool operator==(const UpdateTaskRequest&) const = default;
 };
 
+// subscriptions/listen (MCP 2026-07-28): what the client wants to hear about on this stream.
+struct ListenRequest {
+  bool tools_list_changed = false;  // notifications.toolsListChanged
+  bool operator==(const ListenRequest&) const = default;
+};
+
 struct ListTasksRequest {
   int64_t after = 0;  // the decoded cursor: the last row of the previous page, 0 for the first
   bool operator==(const ListTasksRequest&) const = default;
@@ -128,6 +134,9 @@ Decoded<TaskResultRequest> DecodeTaskResultRequest(const Json& params);
 Decoded<CancelTaskRequest> DecodeCancelTaskRequest(const Json& params);
 Decoded<ListTasksRequest> DecodeListTasksRequest(const Json& params);
 Decoded<UpdateTaskRequest> DecodeUpdateTaskRequest(const Json& params);
+// `notifications` is required and an object; keys keel does not serve are ignored (the
+// acknowledgement lists only what it honours).
+Decoded<ListenRequest> DecodeListenRequest(const Json& params);
 // A notification is never answered: a malformed one (no params object, no requestId) is
 // nullopt, to be ignored (CAN-3).
 std::optional<CancelledNotification> DecodeCancelledNotification(const Json& params);
@@ -146,6 +155,7 @@ void to_json(Json& json, const TaskResultRequest& request);
 void to_json(Json& json, const CancelTaskRequest& request);
 void to_json(Json& json, const ListTasksRequest& request);
 void to_json(Json& json, const UpdateTaskRequest& request);
+void to_json(Json& json, const ListenRequest& request);
 void to_json(Json& json, const CancelledNotification& notification);
 // NOLINTEND(readability-identifier-naming)
 

@@ -115,6 +115,8 @@ void StdioServer::ReloadPolicy() {
   PolicyHandle next = ReloadPolicyFile(parts_.flags.policy_file, *session_.policy());
   if (!next) return;
   session_.SetPolicy(next);
+  // The tools keel lists are the same, but what they do (retries, timeouts, breakers) is not.
+  session_.NotifyToolsListChanged();
   pool_.Submit([ledger = parts_.ledger, next] { RecordReloadedPolicy(*ledger, *next); });
 }
 

@@ -6,6 +6,7 @@
 #include "server/catalog/effective_policy.h"
 #include "server/durable/state_keys.h"
 #include "server/transport/inbound.h"
+#include "server/transport/peer_id_key.h"
 
 namespace keel {
 
@@ -125,6 +126,7 @@ void Session::HandleOversizedLine(size_t bytes, ExchangeId exchange) {
 }
 
 size_t Session::OnExchangeClosed(ExchangeId exchange) {
+  DropListeners(exchange, kNoPeer);
   const size_t cancelled =
       coordinator_.CancelExchange(exchange) + (tasks_ ? tasks_->CancelExchange(exchange) : 0);
   if (cancelled > 0) spdlog::info("exchange closed: cancelled {} request(s)", cancelled);
@@ -133,6 +135,7 @@ size_t Session::OnExchangeClosed(ExchangeId exchange) {
 
 size_t Session::ForgetPeer(PeerId peer) {
   const size_t cancelled = coordinator_.CancelPeer(peer) + (tasks_ ? tasks_->CancelPeer(peer) : 0);
+  DropListeners(kNoExchange, peer);
   peers_.erase(peer);
   spdlog::debug("peer {} gone: cancelled {} request(s)", peer, cancelled);
   return cancelled;
@@ -156,6 +159,7 @@ void Session::HandleNotification(const Message& message, PeerId peer) {
     case McpNotification::kCancelled:
       // Malformed, unknown, finished or initialize ids are ignored, never answered.
       if (const auto cancelled = DecodeCancelledNotification(message.params)) {
+        if (EndListener(cancelled->request_id, peer)) return;
         CancelRequest(cancelled->request_id, peer);
       }
       return;
@@ -182,7 +186,8 @@ void Session::CancelRequest(const Json& request_id, PeerId peer) {
 }
 
 bool Session::IdInUse(const Json& id, PeerId peer) const {
-  return coordinator_.InFlight(id, peer) || (tasks_ && tasks_->InFlight(id, peer));
+  return coordinator_.InFlight(id, peer) || (tasks_ && tasks_->InFlight(id, peer)) ||
+         listeners_.count(PeerIdKey(peer, id)) != 0;
 }
 
 void Session::BeginShutdown(std::string_view why) {
@@ -190,6 +195,7 @@ void Session::BeginShutdown(std::string_view why) {
   shutting_down_ = true;
   spdlog::info("shutting down ({}); {} call(s) in flight", why, coordinator_.live());
   if (on_stop_reading_) on_stop_reading_();
+  EndAllListeners();
   if (coordinator_.live() == 0) return FinishShutdown();
   grace_timer_ = loop_.AddTimer(loop_.clock().Now() + options_.shutdown_grace, [this] {
     grace_timer_.reset();

@@ -54,6 +54,12 @@
 //     responses, errors, progress, a call's log messages and questions. Lines about no
 //     request (legacy task status notifications) go to kNoExchange. A closed exchange's
 //     lines are dropped; OnExchangeClosed cancels what is still waiting on it.
+// 12. subscriptions/listen (2026-07-28): the stream's first message is
+//     notifications/subscriptions/acknowledged listing what keel will send (toolsListChanged
+//     only); every notification on it carries _meta subscriptionId = the listen id. It ends
+//     when the client closes it (its exchange closes), cancels it (stdio: notifications/
+//     cancelled), its peer is forgotten, or keel shuts down (then the listen result is sent,
+//     the graceful end). Its id stays in flight until then.
 #pragma once
 
 #include <cstdint>
@@ -174,6 +180,12 @@ class Session {
   // the request is marked needs_resync.
   void OnProgressDropped(uint64_t stream) { coordinator_.MarkNeedsResync(stream); }
 
+  // The tools, or the policy that shapes them, changed (a SIGHUP reload): every
+  // subscriptions/listen stream that asked for toolsListChanged hears
+  // notifications/tools/list_changed (invariant 12).
+  void NotifyToolsListChanged();
+  size_t listeners() const { return listeners_.size(); }
+
   void set_on_finished(std::function<void()> fn) { on_finished_ = std::move(fn); }
   void set_on_stop_reading(std::function<void()> fn) { on_stop_reading_ = std::move(fn); }
 
@@ -225,6 +237,14 @@ class Session {
   // with the error that refuses its requestState or inputResponses.
   std::shared_ptr<const InputRound> BeginInput(const RequestContext& request, const ToolSpec& spec,
                                                const CallToolRequest& call, bool* refused);
+
+  // session_listen.cc (invariant 12).
+  void Listen(const RequestContext& request, const ListenRequest& listen);
+  // notifications/cancelled for a listen request: ended without an answer. True if it was one.
+  bool EndListener(const Json& id, PeerId peer);
+  void DropListeners(ExchangeId exchange, PeerId peer);
+  // Shutdown: each stream gets its listen result (a graceful end).
+  void EndAllListeners();
 
   void HandleNotification(const Message& message, PeerId peer);
   // notifications/cancelled from `peer` for `request_id` (a tools/call or a task request of
@@ -318,6 +338,15 @@ class Session {
   // bounds how long a call waits for the lines behind it to be parsed.
   static constexpr size_t kMaxHeldCalls = 16;
   std::vector<WorkerPool::Job> unsubmitted_;
+
+  // Open subscriptions/listen streams, by PeerIdKey of the listen request (invariant 12).
+  struct Listener {
+    Json id;
+    ExchangeId exchange = kNoExchange;
+    PeerId peer = kNoPeer;
+    bool tools_list_changed = false;
+  };
+  std::unordered_map<std::string, Listener> listeners_;
 
   bool shutting_down_ = false;
   bool finished_ = false;

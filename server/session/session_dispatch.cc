@@ -136,6 +136,7 @@ void Session::Serve(const RequestContext& request, McpRequest& decoded, Tool* to
           [&](ListTasksRequest& list) { tasks_->List(to, list, request.wire); },
           [&](CancelTaskRequest& cancel) { tasks_->Cancel(to, cancel, DialectOf(request.wire)); },
           [&](UpdateTaskRequest& update) { tasks_->Update(to, update); },
+          [&](ListenRequest& listen) { Listen(request, listen); },
       },
       decoded);
 }

@@ -224,8 +224,9 @@ void McpHttpTransport::OnPost(HttpCall& call, const HttpRequest& request) {
   HttpExchange::Options form;
   form.modern = modern;
   form.stream_bytes = options_.stream_bytes;
-  form.stream = takes_sse && message.method == "tools/call" &&
-                (!modern || AskedToStream(message.params));
+  form.stream = takes_sse && ((message.method == "tools/call" &&
+                                (!modern || AskedToStream(message.params))) ||
+                               (modern && message.method == "subscriptions/listen"));
   if (!takes_json) form.stream = true;
   HttpExchange& exchange = NewExchange(call, peer, std::move(form));
   if (minted) sessions_[session_id] = Session{exchange.peer(), false, {}};

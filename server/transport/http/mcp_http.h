@@ -24,8 +24,8 @@
 //     answered 202 with no body.
 //  5. A request streams (SSE) when it may say more than its answer: a modern tools/call
 //     with a progressToken or a logLevel, any legacy tools/call (its progress, logs and
-//     keel's questions to the client travel on it), and only if the client's Accept takes
-//     text/event-stream. Everything else is one JSON body.
+//     keel's questions to the client travel on it), a subscriptions/listen; and only if the
+//     client's Accept takes text/event-stream. Everything else is one JSON body.
 //  6. A client that leaves before its answer was sent closes the exchange: for a modern
 //     request that is its cancellation (CAN-5: Dispatcher::OnExchangeClosed); a legacy
 //     request goes on (its client sends notifications/cancelled to cancel) and its answer
