@@ -1,5 +1,6 @@
 #include "protocol/http_headers.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 
@@ -61,6 +62,17 @@ std::optional<std::string> HeaderForm(const Json& value) {
 
 // An integer header value compared numerically ("42.0" == 42).
 bool SameNumber(const std::string& header_value, const std::string& expected) {
+  // Decimal only: an optional sign, digits, an optional fraction of zeros ("42.0").
+  size_t i = header_value.size() > 0 && header_value[0] == '-' ? 1 : 0;
+  const size_t digits_from = i;
+  while (i < header_value.size() && std::isdigit(static_cast<unsigned char>(header_value[i]))) ++i;
+  if (i == digits_from) return false;
+  if (i < header_value.size()) {
+    if (header_value[i] != '.') return false;
+    for (++i; i < header_value.size(); ++i) {
+      if (header_value[i] != '0') return false;
+    }
+  }
   try {
     size_t used = 0;
     const double h = std::stod(header_value, &used);

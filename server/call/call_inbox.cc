@@ -74,7 +74,7 @@ void CallInbox::Port::AskClient(uint64_t generation, Json requests,
     const ExchangeId exchange = call->exchange;
     const PeerId peer = call->peer;
     in.coordinator_.WaitForClient(generation, true);
-    in.client_->Ask(requests, box, exchange, peer);
+    in.client_->Ask(requests, box, exchange, peer, generation);
   });
 }
 

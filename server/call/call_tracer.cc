@@ -56,7 +56,7 @@ std::shared_ptr<const CallTracer> CallTracer::Start(TraceLog& log, const CallIde
                 {"gen_ai.operation.name", "execute_tool"},
                 {"gen_ai.tool.name", spec.name},
                 {"mcp.protocol.version", info.protocol_version},
-                {"network.transport", "pipe"},
+                {"network.transport", call.exchange >= kFirstNetworkId ? "tcp" : "pipe"},
                 {"keel.call.id", call.correlation_id},
                 {"keel.intent.id", key.empty() ? call.correlation_id : spec.name + "/" + key},
                 {"keel.effect", std::string(EffectClassName(spec.effect))},

@@ -309,6 +309,7 @@ void RequestCoordinator::Settle(uint64_t generation, CallState state, std::strin
   if (state == CallState::kCancelled && !entry.progress_token.is_null()) {
     Out(entry).DiscardProgress(generation);  // queued before the cancel: never written after it
   }
+  if (state == CallState::kCancelled && !entry.task) Out(entry).EndUnanswered();
   if (entry.task) {
     --live_tasks_;
     // Moved out first: it runs once, and may start other work that adds entries.

@@ -1,5 +1,7 @@
 #include "server/input/client_requests.h"
 
+#include <vector>
+
 #include <spdlog/spdlog.h>
 
 #include "protocol/json_rpc.h"
@@ -30,7 +32,7 @@ ClientAnswers::Outcome ClientAnswers::Wait(const CancellationToken& token, TimeP
 }
 
 void ClientRequests::Ask(const Json& input_requests, std::shared_ptr<ClientAnswers> answers,
-                         ExchangeId exchange, PeerId peer) {
+                         ExchangeId exchange, PeerId peer, uint64_t generation) {
   if (!input_requests.is_object() || input_requests.empty() ||
       questions_.size() + input_requests.size() > kMaxPending) {
     answers->Finish(ClientAnswers::End::kError, Json(),
@@ -41,6 +43,7 @@ void ClientRequests::Ask(const Json& input_requests, std::shared_ptr<ClientAnswe
   Round& round = rounds_[number];
   round.answers = std::move(answers);
   round.outstanding = input_requests.size();
+  round.generation = generation;
   for (const auto& [key, request] : input_requests.items()) {
     const std::string id = "keel-" + std::to_string(next_id_++);
     const std::string method = request.value("method", std::string());
@@ -68,6 +71,15 @@ void ClientRequests::Abandon(const ClientAnswers* round) {
   if (it == rounds_.end()) return;
   it->second.answers->Finish(ClientAnswers::End::kAbandoned, Json(), Json("the call settled"));
   Forget(round, "the tool call that asked was cancelled or timed out");
+}
+
+void ClientRequests::AbandonCall(uint64_t generation) {
+  if (generation == 0 || rounds_.empty()) return;
+  std::vector<const ClientAnswers*> asked;
+  for (const auto& [round, state] : rounds_) {
+    if (state.generation == generation) asked.push_back(round);
+  }
+  for (const ClientAnswers* round : asked) Abandon(round);
 }
 
 bool ClientRequests::OnResponse(const Json& id, const Json& result, const Json& error,

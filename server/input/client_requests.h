@@ -79,11 +79,15 @@ class ClientRequests {
 
   // Sends one request per question of `input_requests` (an object key -> {method, params})
   // to `exchange`, for `peer`, and ends `answers` when `peer` has answered them.
+  // `generation` names the asking call in the coordinator (AbandonCall); 0: none.
   void Ask(const Json& input_requests, std::shared_ptr<ClientAnswers> answers,
-           ExchangeId exchange = kNoExchange, PeerId peer = kNoPeer);
+           ExchangeId exchange = kNoExchange, PeerId peer = kNoPeer, uint64_t generation = 0);
   // The worker stopped waiting on `answers` (its call was cancelled or timed out): its
   // questions are forgotten (invariant 1).
   void Abandon(const ClientAnswers* answers);
+  // Call `generation` settled: its rounds are abandoned as by Abandon, at once (the worker
+  // learns it from the box), so the cancels reach the client before the call's exchange ends.
+  void AbandonCall(uint64_t generation);
   // A response from `peer`: true when it answered one of our questions to it (invariant 2).
   bool OnResponse(const Json& id, const Json& result, const Json& error, PeerId peer = kNoPeer);
 
@@ -96,6 +100,7 @@ class ClientRequests {
     std::shared_ptr<ClientAnswers> answers;
     Json collected = Json::object();
     size_t outstanding = 0;
+    uint64_t generation = 0;  // the asking call; 0: unknown
   };
   struct Question {
     const ClientAnswers* round = nullptr;

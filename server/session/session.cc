@@ -46,12 +46,13 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
     return EncodeCallResult(call, result);
   });
   coordinator_.set_on_released([this] { pool_.Release(); });
-  if (options_.trace != nullptr) {
-    coordinator_.set_on_settled(
-        [this](uint64_t generation, CallState state, const std::string& reason) {
-          TraceCallEnd(generation, state, reason);
-        });
-  }
+  coordinator_.set_on_settled(
+      [this](uint64_t generation, CallState state, const std::string& reason) {
+        // A settled call's open questions are moot: cancelled at the client now, before the
+        // call's exchange may end (an HTTP stream ends with a cancelled call).
+        client_requests_.AbandonCall(generation);
+        if (options_.trace != nullptr) TraceCallEnd(generation, state, reason);
+      });
   if (task_store != nullptr) {
     tasks_ =
         std::make_unique<TaskManager>(loop_, sink_, *task_store, options_.tasks, wall_clock_ms_);

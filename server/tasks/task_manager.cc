@@ -45,6 +45,7 @@ bool TaskManager::CancelRequest(const Json& id, PeerId peer) {
   auto it = pending_.find(PeerIdKey(peer, id));
   if (it == pending_.end()) return false;
   it->second.cancelled = true;  // its answer is dropped when it comes
+  SinkOf(*router_, it->second.exchange, dropped_).EndUnanswered();
   return true;
 }
 
@@ -54,6 +55,7 @@ size_t TaskManager::CancelWhere(Matches matches) {
   for (auto& [key, pending] : pending_) {
     if (pending.cancelled || !matches(pending)) continue;
     pending.cancelled = true;  // its answer is dropped when it comes
+    SinkOf(*router_, pending.exchange, dropped_).EndUnanswered();
     ++cancelled;
   }
   return cancelled;

@@ -38,6 +38,9 @@ using ExchangeId = uint64_t;
 // no exchange's close reaches it. Output for kNoExchange is output that concerns no request
 // (OutputRouter::Find decides where it goes).
 inline constexpr ExchangeId kNoExchange = 0;
+// Exchange and peer ids below this are stdio's (its one exchange is 1); network transports
+// (Streamable HTTP) number theirs from here, so a trace can name the transport of a call.
+inline constexpr ExchangeId kFirstNetworkId = 1000;
 
 using PeerId = uint64_t;
 // Given for a peer: "the exchange is its own peer" (the peer id is the exchange id).

@@ -29,6 +29,10 @@ class OutputSink {
   // The stream's request settled without a response (cancelled): its unsent progress
   // must never be written. A line already partly written is finished.
   virtual void DiscardProgress(uint64_t stream) = 0;
+  // The request that came on this exchange settled without a response (cancelled): nothing
+  // more will be written for it. An exchange that carries one request ends here (an HTTP
+  // response stream is closed); stdio, which carries them all, ignores it.
+  virtual void EndUnanswered() {}
   // A log notification: may be dropped under pressure.
   virtual void SendLog(std::string line) = 0;
 };

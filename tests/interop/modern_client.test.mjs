@@ -78,7 +78,7 @@ sdk2KeelTest('connect pinned to 2026-07-28: era is modern, the session keel neve
   assert.equal(client.getProtocolEra(), 'modern');
   assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
   assert.equal(client.getServerVersion()?.name, 'keel');
-  assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: false }, logging: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } });
+  assert.deepEqual(client.getServerCapabilities(), { tools: { listChanged: true }, logging: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } });
   // The probe ran on a disposable sibling keel: the session keel got nothing at connect.
   assert.deepEqual(k.sent, [], `sent at connect:\n${dump(k.sent)}`);
   assert.deepEqual(k.seen, [], `keel wrote at connect:\n${dump(k.seen)}`);
@@ -113,7 +113,7 @@ sdk2KeelTest('server/discover: every version keel speaks, tools and logging with
   const result = await client.discover(reqOpts);
   assert.deepEqual(result.supportedVersions, ['2026-07-28', '2025-11-25', '2025-06-18']);
   // The tasks extension is offered under extensions (modern_tasks.test.mjs), never as the legacy tasks key.
-  assert.deepEqual(result.capabilities, { tools: { listChanged: false }, logging: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } });
+  assert.deepEqual(result.capabilities, { tools: { listChanged: true }, logging: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } });
   assert.equal(result.capabilities.tasks, undefined);
   assert.equal(typeof result.instructions, 'string');
   assert.ok(result.instructions.length > 0, 'empty instructions');

@@ -49,8 +49,12 @@ void HttpExchange::Begin() {
   if (begun_ || call_ == nullptr) return;
   begun_ = true;
   if (answered_) {
-    call_->Respond(StatusOfAnswer(response_, options_.modern), "application/json", response_,
-                   headers_);
+    if (response_.empty()) {
+      call_->Respond(204, "", "", headers_);  // cancelled before it began (EndUnanswered)
+    } else {
+      call_->Respond(StatusOfAnswer(response_, options_.modern), "application/json", response_,
+                     headers_);
+    }
     return;
   }
   if (!options_.stream) return;  // the JSON response comes later
@@ -94,6 +98,14 @@ void HttpExchange::SendLog(std::string line) {
   if (!CanQueue() || closed()) return;
   outbox_.PushLog(Event(std::move(line)));
   Wake();
+}
+
+void HttpExchange::EndUnanswered() {
+  if (answered_) return;
+  answered_ = true;
+  if (streaming_) return Wake();  // ended() is true once the outbox is drained
+  response_.clear();
+  if (begun_ && call_ != nullptr) call_->Respond(204, "", "", headers_);
 }
 
 void HttpExchange::KeepAlive() {

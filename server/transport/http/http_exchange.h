@@ -67,6 +67,9 @@ class HttpExchange final : public Exchange, public StreamSource {
   void SendProgress(uint64_t stream, std::string line) override;
   void DiscardProgress(uint64_t stream) override;
   void SendLog(std::string line) override;
+  // A cancelled request: its stream ends (what was queued is still sent), or a JSON request
+  // still waiting is answered 204 with no body.
+  void EndUnanswered() override;
 
   // StreamSource.
   size_t Read(char* buf, size_t max) override;

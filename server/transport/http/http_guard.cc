@@ -87,7 +87,14 @@ GuardVerdict CheckAccess(const HttpRequest& request, const GuardOptions& options
     constexpr std::string_view kBearer = "bearer ";
     bool ok = false;
     if (auth && auth->size() > kBearer.size() && AsciiLower(auth->substr(0, kBearer.size())) == kBearer) {
-      ok = ConstantTimeEquals(auth->substr(kBearer.size()), options.token);
+      std::string_view presented = auth->substr(kBearer.size());
+      while (!presented.empty() && (presented.front() == ' ' || presented.front() == '\t')) {
+        presented.remove_prefix(1);
+      }
+      while (!presented.empty() && (presented.back() == ' ' || presented.back() == '\t')) {
+        presented.remove_suffix(1);
+      }
+      ok = ConstantTimeEquals(presented, options.token);
     }
     if (!ok) {
       return {401, "missing or wrong bearer token", {{"WWW-Authenticate", "Bearer realm=\"keel\""}}};

@@ -25,6 +25,9 @@
 //     libmicrohttpd does not; while it is being written, libmicrohttpd reports the failed
 //     write or the timeout of a client that stopped reading. After OnCallEnded the call is
 //     the server's alone (the handler must forget it) and it is closed without more output.
+//     A peer that ends its side before its request is complete is closed at once too (keel
+//     watches every connection: libmicrohttpd's edge-triggered epoll misses a FIN that came
+//     with the last bytes it read, and would keep the connection until idle_timeout).
 //  4. A completely sent answer is reported through OnCallEnded(call, true).
 //  5. StopAccepting closes the listening socket; open connections go on until their answers
 //     are sent. Destroying the server closes every connection.

@@ -65,7 +65,7 @@ class McpHttpTransport final : public Transport,
                                public HttpServer::Handler,
                                public OutputRouter {
  public:
-  static constexpr uint64_t kFirstId = 1000;
+  static constexpr uint64_t kFirstId = kFirstNetworkId;
   // The input schema of a tool, for Mcp-Param-* checks; null when unknown.
   using SchemaFn = std::function<const nlohmann::json*(const std::string& tool)>;
   // A legacy session ended (DELETE, or evicted): the dispatcher forgets its peer.
