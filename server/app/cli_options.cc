@@ -88,6 +88,12 @@ TimeoutOptions AddLimitOptions(CLI::App& app, CliOptions& o) {
                  "'server busy' error result")
       ->envname("KEEL_MAX_INFLIGHT")
       ->check(CLI::Range(1, 1 << 20));
+  app.add_option("--max-inflight-per-client", o.max_inflight_per_client,
+                 "Of --max-inflight, at most this many calls from one client (a stdio host, a "
+                 "legacy HTTP session, or one address's modern HTTP requests), so one client "
+                 "cannot starve the rest; past it that client's calls get server_busy (0 = no "
+                 "share)")
+      ->envname("KEEL_MAX_INFLIGHT_PER_CLIENT");
   app.add_option("--max-line-bytes", o.max_line_bytes,
                  "Longest input line accepted; a longer one gets one error and is skipped "
                  "without being buffered")

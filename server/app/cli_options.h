@@ -22,6 +22,7 @@ namespace keel {
 struct CliOptions {
   size_t workers = 0;  // 0 = hardware threads, at least 2
   size_t max_inflight = 256;
+  size_t max_inflight_per_client = 0;  // 0: no per-client share
   size_t max_line_bytes = 16 << 20;
   long long shutdown_grace_ms = 1500;
   // Two clocks per tools/call (TMO-1): idle since the last progress (0 = no idle clock),

@@ -17,6 +17,7 @@ SessionOptions SessionOptionsFor(const CliOptions& flags, const std::string& own
                                  std::shared_ptr<LedgerService> ledger, TraceLog* trace) {
   SessionOptions session_options;
   session_options.max_inflight = flags.max_inflight;
+  session_options.max_inflight_per_client = flags.max_inflight_per_client;
   session_options.page_size = flags.page_size;
   session_options.cache = CacheHints{flags.cache_ttl_ms, flags.cache_scope};
   session_options.shutdown_grace = Millis(flags.shutdown_grace_ms);

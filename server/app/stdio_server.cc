@@ -69,7 +69,7 @@ FunctionDispatcher::Functions StdioServer::TransportCallbacks() {
 FunctionDispatcher::Functions StdioServer::HttpCallbacks() {
   return {.on_message =
               [this](Exchange& exchange, Message message) {
-                session_.HandleMessage(message, exchange.id(), exchange.peer());
+                session_.HandleMessage(message, exchange.id(), exchange.peer(), exchange.client());
               },
           // A modern request whose client left: cancelled (CAN-5). The transport reports
           // only those (mcp_http.h invariant 6).

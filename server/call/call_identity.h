@@ -43,6 +43,8 @@ struct CallIdentity {
   // there, and its close cancels the call (CancelExchange). A task's work belongs to no
   // exchange.
   ExchangeId exchange = kNoExchange;
+  // Who sent it (Exchange::client), for --max-inflight-per-client; 0: counted for nobody.
+  uint64_t client = 0;
   // The peer that sent the tools/call (server/transport/exchange.h): `request_id` is its id,
   // and only its notifications/cancelled reaches the call.
   PeerId peer = kNoPeer;

@@ -96,6 +96,7 @@ RequestCoordinator::Admitted RequestCoordinator::BeginTask(CallIdentity identity
 RequestCoordinator::Admitted RequestCoordinator::Admit(Entry entry) {
   const uint64_t generation = next_generation_++;
   const TimePoint now = clock_.Now();
+  if (entry.identity.client != 0) ++per_client_[entry.identity.client];
   entry.control = std::make_shared<CallControl>();
   entry.accepted = now;
   entry.last_activity = now;
@@ -451,7 +452,15 @@ std::optional<CallState> RequestCoordinator::StateOf(const Json& id, PeerId peer
   return entry.control->started() ? CallState::kRunning : CallState::kQueued;
 }
 
-void RequestCoordinator::Erase(uint64_t generation) { entries_.erase(generation); }
+void RequestCoordinator::Erase(uint64_t generation) {
+  const auto it = entries_.find(generation);
+  if (it == entries_.end()) return;
+  if (const uint64_t client = it->second.identity.client; client != 0) {
+    const auto count = per_client_.find(client);
+    if (count != per_client_.end() && --count->second == 0) per_client_.erase(count);
+  }
+  entries_.erase(it);
+}
 
 void RequestCoordinator::NotifyIfIdle() {
   if (live() == 0 && on_idle_) on_idle_();

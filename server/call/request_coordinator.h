@@ -109,6 +109,11 @@ class RequestCoordinator {
   bool InFlight(const Json& id, PeerId peer = kNoPeer) const;
   // No room for another call: live plus draining calls reach max_inflight.
   bool AtCapacity() const { return entries_.size() >= options_.max_inflight; }
+  // Live plus draining calls that client `client` sent (CallIdentity::client).
+  size_t LiveOf(uint64_t client) const {
+    const auto it = per_client_.find(client);
+    return it == per_client_.end() ? 0 : it->second;
+  }
 
   // Admits the call `identity` (its request_id is the JSON-RPC id of its peer) in state
   // queued; the clocks start now. The identity gets its correlation id here.
@@ -281,6 +286,7 @@ class RequestCoordinator {
   Options options_;
   uint64_t next_generation_ = 1;
   std::unordered_map<uint64_t, Entry> entries_;         // live and draining
+  std::unordered_map<uint64_t, size_t> per_client_;  // client -> its entries (LiveOf)
   std::unordered_map<std::string, uint64_t> live_ids_;  // PeerIdKey -> live generation
   size_t live_tasks_ = 0;                               // unsettled BeginTask entries
   std::priority_queue<Alarm, std::vector<Alarm>, std::greater<Alarm>> alarms_;

@@ -103,8 +103,14 @@ void Session::HandleLine(std::string_view line, ExchangeId exchange, PeerId peer
   }
 }
 
-void Session::HandleMessage(Message& message, ExchangeId exchange, PeerId peer) {
+void Session::HandleMessage(Message& message, ExchangeId exchange, PeerId peer,
+                            uint64_t client) {
   if (peer == kNoPeer) peer = exchange;  // the exchange is its own peer
+  current_client_ = client != 0 ? client : peer;
+  struct Reset {
+    uint64_t& client;
+    ~Reset() { client = 0; }
+  } reset{current_client_};
   switch (message.kind) {
     case MessageKind::kRequest:
       HandleRequest(message, exchange, peer);

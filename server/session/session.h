@@ -99,6 +99,9 @@ namespace keel {
 
 struct SessionOptions {
   size_t max_inflight = 256;
+  // --max-inflight-per-client: at most this many of those from one client (Exchange::client:
+  // a legacy HTTP session, a modern HTTP client's address, stdio); 0: no share.
+  size_t max_inflight_per_client = 0;
   size_t page_size = 100;  // tools per tools/list page
   Duration shutdown_grace = Millis(1500);
   CallLimits call_limits;                   // --idle-timeout, --max-timeout
@@ -158,7 +161,8 @@ class Session {
   // came on `exchange` from `peer` (kNoPeer: the peer is `exchange`; Exchange::peer()). Its
   // answers are written to `exchange`; the close of `exchange` cancels it while it is
   // unanswered; its id is `peer`'s (invariant 3).
-  void HandleMessage(Message& message, ExchangeId exchange = kNoExchange, PeerId peer = kNoPeer);
+  void HandleMessage(Message& message, ExchangeId exchange = kNoExchange, PeerId peer = kNoPeer,
+                     uint64_t client = 0);
   // `exchange` is gone (Dispatcher::OnExchangeClosed): the requests that came on it and
   // are not answered yet are cancelled, as by notifications/cancelled (CAN-2, CAN-5): no
   // answer, their work stopped. Tasks they created live on. Returns how many.
@@ -270,7 +274,8 @@ class Session {
   // created task.
   void CreateTask(const RequestContext& request, Tool& tool, CallToolRequest call);
   std::optional<uint64_t> StartTaskWork(const TaskRecord& task, Json progress_token);
-  // What admission reads of the session now (Admit, admission.h).
+  // What admission reads of the session now (Admit, admission.h), for a call from the
+  // client whose message is being handled (current_client_).
   AdmissionState AdmissionNow();
   // A refused call or task creation, answered as its request is (Refusal::as_result).
   void SendRefusal(const RequestContext& request, const ToolSpec& spec, const Refusal& refusal);
@@ -347,6 +352,9 @@ class Session {
     bool tools_list_changed = false;
   };
   std::unordered_map<std::string, Listener> listeners_;
+
+  // The client (Exchange::client) of the message HandleMessage is handling; 0 between messages.
+  uint64_t current_client_ = 0;
 
   bool shutting_down_ = false;
   bool finished_ = false;

@@ -27,6 +27,7 @@ void Session::AdmitCall(const RequestContext& request, Tool& tool, Json argument
   call.identity.request_id = request.id;
   call.identity.exchange = request.exchange;
   call.identity.peer = request.peer;
+  call.identity.client = current_client_;
   call.identity.modern = modern;
   call.identity.log_level = request.log_level;
   call.identity.input = std::move(input);
@@ -64,7 +65,11 @@ AdmissionState Session::AdmissionNow() {
   state.shutting_down = shutting_down_;
   state.max_inflight = options_.max_inflight;
   state.max_tasks = options_.tasks.max_tasks;
-  state.at_capacity = [this] { return AtCapacity(); };
+  const size_t share = options_.max_inflight_per_client;
+  const bool client_full =
+      share > 0 && current_client_ != 0 && coordinator_.LiveOf(current_client_) >= share;
+  if (client_full) state.max_inflight = share;  // quoted in server_busy
+  state.at_capacity = [this, client_full] { return client_full || AtCapacity(); };
   state.tasks_at_limit = [this] { return tasks_->AtLimit(); };
   state.policy = policy_.get();
   state.shadow = options_.shadow;

@@ -56,6 +56,10 @@ class Exchange : public OutputSink {
   ExchangeId id() const { return id_; }
   // The peer whose messages come on this exchange: the one given, or id() when none was.
   PeerId peer() const { return peer_; }
+  // Who sent it, for the per-client share of --max-inflight: the peer unless the transport
+  // says otherwise (HTTP: the legacy session, or a modern request's remote address).
+  uint64_t client() const { return client_ != 0 ? client_ : peer_; }
+  void set_client(uint64_t client) { client_ = client; }
   bool closed() const { return closed_; }
 
   // The transport learned that the exchange is gone (invariant 2).
@@ -68,6 +72,7 @@ class Exchange : public OutputSink {
  private:
   const ExchangeId id_;
   const PeerId peer_;
+  uint64_t client_ = 0;
   bool closed_ = false;
 };
 

@@ -387,9 +387,8 @@ httpKeelTest('--http-idle-timeout 1000 with no SSE keep-alives never cuts a call
 
 // HTTP-4 asks for a per-client share of --max-inflight: many clients share one coordinator,
 // so one client must not be able to take every slot and starve the others.
-httpKeelTest('one client cannot take every --max-inflight slot: while a legacy session holds 4 latch_waits under --max-inflight 4, another session\'s echo is admitted (HTTP-4: per-client share)', {
-  args: ['--max-inflight', '4', '--workers', '8', '--trace-file', TRACE],
-  todo: 'keel gap: --max-inflight is one global count with no per-client share; the other session\'s echo gets isError server_busy',
+httpKeelTest('one client cannot take every --max-inflight slot: a legacy session sending 4 latch_waits under --max-inflight 4 --max-inflight-per-client 3 gets 3 admitted, and another session\'s echo is admitted (HTTP-4: per-client share)', {
+  args: ['--max-inflight', '4', '--max-inflight-per-client', '3', '--workers', '8', '--trace-file', TRACE],
 }, async (k) => {
   const greedy = await legacyClient(k, { name: 'greedy' });
   const other = await legacyClient(k, { name: 'other' });

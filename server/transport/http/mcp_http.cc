@@ -229,6 +229,9 @@ void McpHttpTransport::OnPost(HttpCall& call, const HttpRequest& request) {
                                (modern && message.method == "subscriptions/listen"));
   if (!takes_json) form.stream = true;
   HttpExchange& exchange = NewExchange(call, peer, std::move(form));
+  // Who it is for --max-inflight-per-client: its session, or its address (a modern client
+  // has no other identity).
+  exchange.set_client(modern ? ClientOfAddress(request.client) : exchange.peer());
   if (minted) sessions_[session_id] = Session{exchange.peer(), false, {}};
   dispatcher_.OnMessage(exchange, std::move(message));
   if (minted) {
@@ -277,6 +280,16 @@ void McpHttpTransport::OnCallEnded(HttpCall& call, bool completed) {
   if (completed || !exchange->MarkClosed()) return;
   // Invariant 6: only a modern request is cancelled by its client leaving.
   if (exchange->modern() && !exchange->answered()) dispatcher_.OnExchangeClosed(*exchange);
+}
+
+uint64_t McpHttpTransport::ClientOfAddress(const std::string& address) {
+  if (const auto it = clients_.find(address); it != clients_.end()) return it->second;
+  // Bounded: past the cap the table starts over (an address may then count under a new id
+  // next to its calls still in flight under the old one, for as long as those run).
+  if (clients_.size() >= kMaxClientAddresses) clients_.clear();
+  const uint64_t id = next_id_++;
+  clients_.emplace(address, id);
+  return id;
 }
 
 void McpHttpTransport::EndSession(const std::string& id) {

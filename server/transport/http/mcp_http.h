@@ -31,6 +31,8 @@
 //     request goes on (its client sends notifications/cancelled to cancel) and its answer
 //     is dropped.
 //  7. Exchange and peer ids come from one counter above every stdio id (kFirstId).
+//  8. Each exchange names its client (Exchange::client) for the per-client share of
+//     --max-inflight: a legacy request its session, a modern one its remote address.
 #pragma once
 
 #include <cstdint>
@@ -108,6 +110,9 @@ class McpHttpTransport final : public Transport,
   void Touch(Session& session);
   HttpExchange& NewExchange(HttpCall& call, PeerId peer, HttpExchange::Options options);
   void KeepAliveTick();
+  // The client id of a modern request from `address` (HttpRequest::client).
+  uint64_t ClientOfAddress(const std::string& address);
+  static constexpr size_t kMaxClientAddresses = 65536;
 
   EventLoop& loop_;
   McpHttpOptions options_;
@@ -121,6 +126,7 @@ class McpHttpTransport final : public Transport,
   std::unordered_map<uint64_t, ExchangeId> by_call_;                        // HttpCall id -> it
   std::unordered_map<std::string, Session> sessions_;  // Mcp-Session-Id -> legacy session
   std::list<std::string> lru_;                          // session ids, least recently used first
+  std::unordered_map<std::string, uint64_t> clients_;   // remote address -> client id
   std::optional<EventLoop::TimerId> keepalive_timer_;
 };
 

@@ -176,4 +176,41 @@ TEST_CASE("an answer for an exchange that closed is dropped, not written elsewhe
   CHECK(t.h.sink().messages().empty());
 }
 
+
+TEST_CASE("with a per-client share one client's calls past it are server_busy while another client's are admitted",
+          "[session][peers][HTTP-4]") {
+  SessionOptions options;
+  options.max_inflight = 8;
+  options.max_inflight_per_client = 2;
+  SessionHarness h(4, options);
+  RecordingSink a;
+  RecordingSink b;
+  TestRouter router;
+  router.Add(kA, a);
+  router.Add(kB, b);
+  h.session().set_router(&router);
+  h.SendOn(kA, Initialize());
+  h.SendOn(kB, Initialize());
+  h.SendOn(kA, h.Call(1, "latch_wait", {{"name", "a1"}}));
+  h.SendOn(kA, h.Call(2, "latch_wait", {{"name", "a2"}}));
+  REQUIRE(h.WaitUntilRunning(1, kA));
+  REQUIRE(h.WaitUntilRunning(2, kA));
+  h.SendOn(kA, h.Call(3, "echo", {{"text", "third"}}));
+  REQUIRE(h.WaitUntil([&] { return !a.ForId(3).empty(); }));
+  CHECK(a.ForId(3)[0]["result"]["isError"] == true);
+  CHECK(a.ForId(3)[0]["result"]["structuredContent"]["error"]["type"] == "server_busy");
+  // Another client is not starved by the first one's calls.
+  h.SendOn(kB, h.Call(1, "echo", {{"text", "other"}}));
+  REQUIRE(h.WaitUntil([&] { return !b.ForId(1).empty(); }));
+  CHECK(b.ForId(1)[0]["result"]["content"][0]["text"] == "other");
+  // Once one of the first client's calls ends, it has room again.
+  h.SendOn(kB, h.Call(2, "latch_release", {{"name", "a1"}}));
+  REQUIRE(h.WaitUntil([&] { return !a.ForId(1).empty(); }));
+  h.SendOn(kA, h.Call(4, "echo", {{"text", "fourth"}}));
+  REQUIRE(h.WaitUntil([&] { return !a.ForId(4).empty(); }));
+  CHECK(a.ForId(4)[0]["result"]["content"][0]["text"] == "fourth");
+  h.SendOn(kB, h.Call(3, "latch_release", {{"name", "a2"}}));
+  REQUIRE(h.WaitUntil([&] { return !a.ForId(2).empty(); }));
+}
+
 }  // namespace keel::session_peers_test
