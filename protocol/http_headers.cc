@@ -136,8 +136,9 @@ std::optional<std::string> DecodeBase64(std::string_view text) {
         if (d[k] < 0) return std::nullopt;
       }
     }
-    const uint32_t bits = (static_cast<uint32_t>(d[0]) << 18) | (static_cast<uint32_t>(d[1]) << 12) |
-                          (static_cast<uint32_t>(d[2]) << 6) | static_cast<uint32_t>(d[3]);
+    const uint32_t bits = (static_cast<uint32_t>(d[0]) << 18) |
+                          (static_cast<uint32_t>(d[1]) << 12) | (static_cast<uint32_t>(d[2]) << 6) |
+                          static_cast<uint32_t>(d[3]);
     out.push_back(static_cast<char>((bits >> 16) & 0xFF));
     if (pad < 2) out.push_back(static_cast<char>((bits >> 8) & 0xFF));
     if (pad < 1) out.push_back(static_cast<char>(bits & 0xFF));
@@ -154,8 +155,8 @@ std::optional<std::string> DecodeHeaderValue(std::string_view raw) {
   if (value.size() >= kSentinelOpen.size() + kSentinelClose.size() &&
       value.substr(0, kSentinelOpen.size()) == kSentinelOpen &&
       value.substr(value.size() - kSentinelClose.size()) == kSentinelClose) {
-    return DecodeBase64(value.substr(
-        kSentinelOpen.size(), value.size() - kSentinelOpen.size() - kSentinelClose.size()));
+    return DecodeBase64(value.substr(kSentinelOpen.size(),
+                                     value.size() - kSentinelOpen.size() - kSentinelClose.size()));
   }
   return std::string(value);
 }
@@ -172,8 +173,9 @@ std::optional<RpcError> CheckRequestHeaders(const HeaderLookup& header, std::str
   }
   if (auto e = Compare(header, "mcp-protocol-version", version)) {
     e->data["header"] = "MCP-Protocol-Version";
-    e->message = "Header mismatch: MCP-Protocol-Version is missing or does not match the "
-                 "request body";
+    e->message =
+        "Header mismatch: MCP-Protocol-Version is missing or does not match the "
+        "request body";
     return e;
   }
   if (auto e = Compare(header, "mcp-method", std::string(method))) {

@@ -86,10 +86,10 @@ enum class McpNotification { kCancelled, kInitialized };
 // The notification `name` names; nullopt: one keel ignores.
 std::optional<McpNotification> NotificationOf(const WireForm& wire, std::string_view name);
 
-using McpRequest = std::variant<InitializeRequest, PingRequest, DiscoverRequest, ListToolsRequest,
-                                CallToolRequest, SetLevelRequest, GetTaskRequest, TaskResultRequest,
-                                ListTasksRequest, CancelTaskRequest, UpdateTaskRequest,
-                                ListenRequest>;
+using McpRequest =
+    std::variant<InitializeRequest, PingRequest, DiscoverRequest, ListToolsRequest, CallToolRequest,
+                 SetLevelRequest, GetTaskRequest, TaskResultRequest, ListTasksRequest,
+                 CancelTaskRequest, UpdateTaskRequest, ListenRequest>;
 // The typed request for `method`'s params (consumed), or the error that answers it
 // (mcp_types.h rule 1). `known_tool` is DecodeCallToolRequest's.
 Decoded<McpRequest> DecodeRequest(const WireForm& wire, McpMethod method, Json params,

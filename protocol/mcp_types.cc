@@ -166,7 +166,8 @@ Decoded<ListenRequest> DecodeListenRequest(const Json& params) {
   }
   ListenRequest request;
   const auto tools = notifications->find("toolsListChanged");
-  request.tools_list_changed = tools != notifications->end() && tools->is_boolean() && tools->get<bool>();
+  request.tools_list_changed =
+      tools != notifications->end() && tools->is_boolean() && tools->get<bool>();
   return request;
 }
 

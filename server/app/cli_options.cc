@@ -285,8 +285,7 @@ void AddHttpOptions(CLI::App& app, CliOptions& o) {
                  "(2025-11-25) clients get a session from initialize. Closing a response "
                  "stream cancels a modern request")
       ->envname("KEEL_HTTP");
-  app.add_option("--http-path", o.http_path, "The MCP endpoint's path")
-      ->envname("KEEL_HTTP_PATH");
+  app.add_option("--http-path", o.http_path, "The MCP endpoint's path")->envname("KEEL_HTTP_PATH");
   app.add_flag("--no-stdio", o.no_stdio,
                "With --http: do not serve stdin/stdout (a pure network service that runs "
                "until SIGTERM or SIGINT)")

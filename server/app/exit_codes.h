@@ -4,11 +4,11 @@
 
 namespace keel {
 
-constexpr int kExitUsage = 64;       // EX_USAGE: a bad flag or argument
-constexpr int kExitNoInput = 66;     // EX_NOINPUT: a named input file is missing
+constexpr int kExitUsage = 64;        // EX_USAGE: a bad flag or argument
+constexpr int kExitNoInput = 66;      // EX_NOINPUT: a named input file is missing
 constexpr int kExitUnavailable = 69;  // EX_UNAVAILABLE: --http cannot listen (address in use)
-constexpr int kExitSoftware = 70;    // EX_SOFTWARE: an internal error
-constexpr int kExitCantCreate = 73;  // EX_CANTCREAT: the --db file cannot be created or opened
-constexpr int kExitConfig = 78;      // EX_CONFIG: a catalog, policy or setting is invalid
+constexpr int kExitSoftware = 70;     // EX_SOFTWARE: an internal error
+constexpr int kExitCantCreate = 73;   // EX_CANTCREAT: the --db file cannot be created or opened
+constexpr int kExitConfig = 78;       // EX_CONFIG: a catalog, policy or setting is invalid
 
 }  // namespace keel

@@ -29,7 +29,7 @@ inline constexpr Duration kExitWorkers = Millis(100);
 
 struct ExitParts {
   const Clock& clock;
-  std::vector<Transport*> transports;  // stdio, HTTP: each flushed
+  std::vector<Transport*> transports;           // stdio, HTTP: each flushed
   std::unique_ptr<TaskStoreThread> task_store;  // joined and destroyed by the sequence
   WorkerPool& pool;
   const RequestCoordinator::Stats& stats;

@@ -73,7 +73,8 @@ FunctionDispatcher::Functions StdioServer::HttpCallbacks() {
               },
           // A modern request whose client left: cancelled (CAN-5). The transport reports
           // only those (mcp_http.h invariant 6).
-          .on_exchange_closed = [this](Exchange& exchange) { session_.OnExchangeClosed(exchange.id()); },
+          .on_exchange_closed =
+              [this](Exchange& exchange) { session_.OnExchangeClosed(exchange.id()); },
           .on_progress_dropped = [this](Exchange&,
                                         uint64_t stream) { session_.OnProgressDropped(stream); },
           .on_input_ended = nullptr};

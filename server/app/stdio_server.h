@@ -32,9 +32,9 @@
 #include "server/tasks/task_store_thread.h"
 #include "server/trace/trace_log.h"
 #include "server/transport/function_dispatcher.h"
-#include "server/transport/stdio_fd.h"
 #include "server/transport/http/mcp_http.h"
 #include "server/transport/output_router.h"
+#include "server/transport/stdio_fd.h"
 #include "server/transport/stdio_transport.h"
 
 namespace keel {

@@ -286,7 +286,7 @@ class RequestCoordinator {
   Options options_;
   uint64_t next_generation_ = 1;
   std::unordered_map<uint64_t, Entry> entries_;         // live and draining
-  std::unordered_map<uint64_t, size_t> per_client_;  // client -> its entries (LiveOf)
+  std::unordered_map<uint64_t, size_t> per_client_;     // client -> its entries (LiveOf)
   std::unordered_map<std::string, uint64_t> live_ids_;  // PeerIdKey -> live generation
   size_t live_tasks_ = 0;                               // unsettled BeginTask entries
   std::priority_queue<Alarm, std::vector<Alarm>, std::greater<Alarm>> alarms_;

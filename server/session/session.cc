@@ -103,8 +103,7 @@ void Session::HandleLine(std::string_view line, ExchangeId exchange, PeerId peer
   }
 }
 
-void Session::HandleMessage(Message& message, ExchangeId exchange, PeerId peer,
-                            uint64_t client) {
+void Session::HandleMessage(Message& message, ExchangeId exchange, PeerId peer, uint64_t client) {
   if (peer == kNoPeer) peer = exchange;  // the exchange is its own peer
   current_client_ = client != 0 ? client : peer;
   struct Reset {

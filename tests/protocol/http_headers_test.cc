@@ -112,10 +112,14 @@ TEST_CASE("Header values are trimmed of spaces and tabs at both ends", "[http][h
 }
 
 TEST_CASE("Control characters in a header value are refused", "[http][headers]") {
-  CHECK_FALSE(DecodeHeaderValue(std::string("a\x01" "b")).has_value());
+  CHECK_FALSE(DecodeHeaderValue(std::string("a\x01"
+                                            "b"))
+                  .has_value());
   CHECK_FALSE(DecodeHeaderValue("a\nb").has_value());
   CHECK_FALSE(DecodeHeaderValue("a\rb").has_value());
-  CHECK_FALSE(DecodeHeaderValue(std::string("a\x7F" "b")).has_value());
+  CHECK_FALSE(DecodeHeaderValue(std::string("a\x7F"
+                                            "b"))
+                  .has_value());
   CHECK_FALSE(DecodeHeaderValue(std::string_view("a\0b", 3)).has_value());
 }
 
@@ -127,23 +131,25 @@ TEST_CASE("Headers that agree with the body pass the check", "[http][headers]") 
 TEST_CASE("A missing or different MCP-Protocol-Version is a header mismatch", "[http][headers]") {
   HttpHeaderTable headers = HttpBaseHeaders("tools/list");
   headers.values.erase("mcp-protocol-version");
-  HttpRequireMismatch(CheckRequestHeaders(headers.Lookup(), "tools/list", HttpMetaParams(), nullptr),
-                      "MCP-Protocol-Version");
+  HttpRequireMismatch(
+      CheckRequestHeaders(headers.Lookup(), "tools/list", HttpMetaParams(), nullptr),
+      "MCP-Protocol-Version");
   headers.values["mcp-protocol-version"] = "2025-11-25";
-  HttpRequireMismatch(CheckRequestHeaders(headers.Lookup(), "tools/list", HttpMetaParams(), nullptr),
-                      "MCP-Protocol-Version");
+  HttpRequireMismatch(
+      CheckRequestHeaders(headers.Lookup(), "tools/list", HttpMetaParams(), nullptr),
+      "MCP-Protocol-Version");
 }
 
 TEST_CASE("A missing Mcp-Method or one in another case is a header mismatch", "[http][headers]") {
   HttpHeaderTable headers = HttpBaseHeaders("TOOLS/LIST");
-  HttpRequireMismatch(CheckRequestHeaders(headers.Lookup(), "tools/list", HttpMetaParams(), nullptr),
-                      "Mcp-Method");
+  HttpRequireMismatch(
+      CheckRequestHeaders(headers.Lookup(), "tools/list", HttpMetaParams(), nullptr), "Mcp-Method");
   headers.values.erase("mcp-method");
-  HttpRequireMismatch(CheckRequestHeaders(headers.Lookup(), "tools/list", HttpMetaParams(), nullptr),
-                      "Mcp-Method");
+  HttpRequireMismatch(
+      CheckRequestHeaders(headers.Lookup(), "tools/list", HttpMetaParams(), nullptr), "Mcp-Method");
   headers.values["mcp-method"] = "tools/call";
-  HttpRequireMismatch(CheckRequestHeaders(headers.Lookup(), "tools/list", HttpMetaParams(), nullptr),
-                      "Mcp-Method");
+  HttpRequireMismatch(
+      CheckRequestHeaders(headers.Lookup(), "tools/list", HttpMetaParams(), nullptr), "Mcp-Method");
 }
 
 TEST_CASE("The mismatch error is -32020 with a message and data.header", "[http][headers]") {
@@ -247,9 +253,9 @@ TEST_CASE("A non-ASCII argument travels in the Base64 sentinel", "[http][headers
   const Json schema = HttpParamSchema();
   HttpHeaderTable headers = HttpCallHeaders();
   headers.values["mcp-param-region"] = "=?base64?SGVsbG8sIOS4lueVjA==?=";
-  CHECK_FALSE(CheckRequestHeaders(headers.Lookup(), "tools/call",
-                                  HttpCallParams(Json{{"region", "Hello, \xE4\xB8\x96\xE7\x95\x8C"}}),
-                                  &schema));
+  CHECK_FALSE(CheckRequestHeaders(
+      headers.Lookup(), "tools/call",
+      HttpCallParams(Json{{"region", "Hello, \xE4\xB8\x96\xE7\x95\x8C"}}), &schema));
 }
 
 TEST_CASE("An integer Mcp-Param header is compared numerically", "[http][headers]") {
@@ -313,8 +319,8 @@ TEST_CASE("A null or absent annotated argument needs no header", "[http][headers
                                   &schema));
   CHECK_FALSE(CheckRequestHeaders(headers.Lookup(), "tools/call",
                                   HttpCallParams(Json{{"note", "not annotated"}}), &schema));
-  CHECK_FALSE(CheckRequestHeaders(headers.Lookup(), "tools/call", HttpCallParams(Json::object()),
-                                  &schema));
+  CHECK_FALSE(
+      CheckRequestHeaders(headers.Lookup(), "tools/call", HttpCallParams(Json::object()), &schema));
 }
 
 TEST_CASE("Without a schema no Mcp-Param header is checked", "[http][headers]") {

@@ -241,8 +241,10 @@ TEST_CASE("tools/list carries the caching hints and no task support in the moder
   CHECK(legacy["tools"][0].contains("execution"));
 }
 
-TEST_CASE("server/discover lists every version keel speaks, no tasks, the caching hints, and tools listChanged for subscriptions/listen",
-          "[ERA-2][SUB-1]") {
+TEST_CASE(
+    "server/discover lists every version keel speaks, no tasks, the caching hints, and tools "
+    "listChanged for subscriptions/listen",
+    "[ERA-2][SUB-1]") {
   const Json discovered = FinishResult(
       kModern, ToWire(kModern, DiscoverResultFor(kModern, "hi", CacheHints{5, "public"})), kKeel);
   CHECK(discovered["supportedVersions"] == Json{"2026-07-28", "2025-11-25", "2025-06-18"});

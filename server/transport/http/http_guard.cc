@@ -1,9 +1,9 @@
 #include "server/transport/http/http_guard.h"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
 #include <cctype>
+
+#include <arpa/inet.h>
 
 namespace keel {
 
@@ -86,7 +86,8 @@ GuardVerdict CheckAccess(const HttpRequest& request, const GuardOptions& options
     const auto auth = request.Header("authorization");
     constexpr std::string_view kBearer = "bearer ";
     bool ok = false;
-    if (auth && auth->size() > kBearer.size() && AsciiLower(auth->substr(0, kBearer.size())) == kBearer) {
+    if (auth && auth->size() > kBearer.size() &&
+        AsciiLower(auth->substr(0, kBearer.size())) == kBearer) {
       std::string_view presented = auth->substr(kBearer.size());
       while (!presented.empty() && (presented.front() == ' ' || presented.front() == '\t')) {
         presented.remove_prefix(1);
@@ -97,7 +98,8 @@ GuardVerdict CheckAccess(const HttpRequest& request, const GuardOptions& options
       ok = ConstantTimeEquals(presented, options.token);
     }
     if (!ok) {
-      return {401, "missing or wrong bearer token", {{"WWW-Authenticate", "Bearer realm=\"keel\""}}};
+      return {
+          401, "missing or wrong bearer token", {{"WWW-Authenticate", "Bearer realm=\"keel\""}}};
     }
   }
   return {};

@@ -1,11 +1,8 @@
 #include "server/transport/http/http_server.h"
 
-#include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netdb.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,7 +11,10 @@
 #include <cstdio>
 #include <cstring>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 
 namespace keel {
 
@@ -26,8 +26,7 @@ std::string AddressText(const sockaddr* addr) {
   if (addr->sa_family == AF_INET) {
     inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(addr)->sin_addr, text, sizeof text);
   } else if (addr->sa_family == AF_INET6) {
-    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr, text,
-              sizeof text);
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr, text, sizeof text);
   }
   return text;
 }
@@ -190,9 +189,9 @@ struct HttpServer::Glue {
   static MHD_Result Header(void* cls, MHD_ValueKind /*kind*/, const char* key, size_t key_size,
                            const char* value, size_t value_size) {
     auto* request = static_cast<HttpRequest*>(cls);
-    request->headers.emplace_back(AsciiLower(std::string_view(key, key_size)),
-                                  std::string(value == nullptr ? "" : value,
-                                              value == nullptr ? 0 : value_size));
+    request->headers.emplace_back(
+        AsciiLower(std::string_view(key, key_size)),
+        std::string(value == nullptr ? "" : value, value == nullptr ? 0 : value_size));
     return MHD_YES;
   }
 
@@ -234,16 +233,13 @@ bool HttpServer::Start(std::string* error) {
   unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
   if (ipv6) flags |= MHD_USE_IPv6;
   daemon_ = MHD_start_daemon(
-      flags, 0, nullptr, nullptr, &Glue::Access, this,
-      MHD_OPTION_LISTEN_SOCKET, listen_fd_,
-      MHD_OPTION_NOTIFY_COMPLETED, &Glue::Completed, this,
-      MHD_OPTION_NOTIFY_CONNECTION, &Glue::Connection, this,
-      MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
+      flags, 0, nullptr, nullptr, &Glue::Access, this, MHD_OPTION_LISTEN_SOCKET, listen_fd_,
+      MHD_OPTION_NOTIFY_COMPLETED, &Glue::Completed, this, MHD_OPTION_NOTIFY_CONNECTION,
+      &Glue::Connection, this, MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
       MHD_OPTION_CONNECTION_MEMORY_LIMIT, options_.max_header_bytes,
       // A hard bound above --http-max-connections: the ones past it get a 503 (Access).
       MHD_OPTION_CONNECTION_LIMIT, static_cast<unsigned>(options_.max_connections + 64),
-      MHD_OPTION_EXTERNAL_LOGGER, &Glue::Log, this,
-      MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1,
+      MHD_OPTION_EXTERNAL_LOGGER, &Glue::Log, this, MHD_OPTION_SIGPIPE_HANDLED_BY_APP, 1,
       MHD_OPTION_END);
   if (daemon_ == nullptr) {
     *error = "cannot start the HTTP server (libmicrohttpd)";
@@ -292,7 +288,9 @@ int HttpServer::Access(HttpCall& call, const char* upload, size_t* upload_size) 
   if (upload_size == nullptr) {  // first pass: refuse early what must not be read
     if (connections_ > options_.max_connections) {
       call.answered_ = true;
-      call.whole_ = HttpCall::Whole{503, "text/plain", "too many connections\n",
+      call.whole_ = HttpCall::Whole{503,
+                                    "text/plain",
+                                    "too many connections\n",
                                     {{"Connection", "close"}, {"Retry-After", "1"}}};
       call.phase_ = HttpCall::Phase::kWaiting;
       return QueueAnswer(call) ? 1 : 0;
@@ -305,7 +303,8 @@ int HttpServer::Access(HttpCall& call, const char* upload, size_t* upload_size) 
       if (errno != 0 || n > options_.max_body_bytes) {
         call.answered_ = true;
         call.whole_ = HttpCall::Whole{
-            413, "text/plain",
+            413,
+            "text/plain",
             "request body larger than " + std::to_string(options_.max_body_bytes) + " bytes\n",
             {{"Connection", "close"}}};
         call.phase_ = HttpCall::Phase::kWaiting;
@@ -332,7 +331,8 @@ int HttpServer::Access(HttpCall& call, const char* upload, size_t* upload_size) 
     if (call.too_large_) {
       call.answered_ = true;
       call.whole_ = HttpCall::Whole{
-          413, "text/plain",
+          413,
+          "text/plain",
           "request body larger than " + std::to_string(options_.max_body_bytes) + " bytes\n",
           {{"Connection", "close"}}};
     } else {
@@ -359,8 +359,8 @@ bool HttpServer::QueueAnswer(HttpCall& call) {
     call.whole_.reset();
   } else if (call.stream_head_) {
     status = call.stream_head_->status;
-    response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 << 10, &Glue::Pull, &call,
-                                                 nullptr);
+    response =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 << 10, &Glue::Pull, &call, nullptr);
     if (response != nullptr) {
       BuildResponse(response, call.stream_head_->content_type, call.stream_head_->headers);
     }

@@ -57,8 +57,8 @@ using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
 std::string AsciiLower(std::string_view s);
 
 struct HttpRequest {
-  std::string method;  // "POST", "GET", ...
-  std::string path;    // without the query string
+  std::string method;   // "POST", "GET", ...
+  std::string path;     // without the query string
   HttpHeaders headers;  // names lower-cased, in arrival order
   std::string body;
   std::string client;  // the peer's address, for logs

@@ -1,6 +1,7 @@
 #include "server/transport/http/mcp_http.h"
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -36,7 +37,8 @@ class CaptureSink final : public OutputSink {
 
 void RespondError(HttpCall& call, int status, const std::optional<Json>& id, int code,
                   std::string message, Json data = Json()) {
-  call.Respond(status, kJson, EncodeRpcError(id, RpcError{code, std::move(message), std::move(data)}));
+  call.Respond(status, kJson,
+               EncodeRpcError(id, RpcError{code, std::move(message), std::move(data)}));
 }
 
 std::optional<Json> IdOf(const Message& message) {
@@ -138,119 +140,140 @@ void McpHttpTransport::OnDelete(HttpCall& call, const HttpRequest& request) {
 }
 
 void McpHttpTransport::OnPost(HttpCall& call, const HttpRequest& request) {
-  const auto content_type = request.Header("content-type");
-  if (!content_type || AsciiLower(*content_type).find("application/json") == std::string::npos) {
-    call.Respond(415, "text/plain", "the body must be application/json\n");
-    return;
-  }
-  const auto [takes_json, takes_sse] = Accepts(request);
-  if (!takes_json && !takes_sse) {
-    call.Respond(406, "text/plain",
-                 "Accept must include application/json or text/event-stream\n");
-    return;
-  }
-  CaptureSink capture;
-  std::optional<Message> decoded = DecodeInbound(request.body, capture);
-  if (!decoded) {
-    if (capture.line().empty()) {
-      RespondError(call, 400, std::nullopt, kInvalidRequest, "Invalid Request: empty body");
-    } else {
-      call.Respond(400, kJson, capture.line());
-    }
-    return;
-  }
+  Accepted accepts;
+  std::optional<Message> decoded = ReadPost(call, request, &accepts);
+  if (!decoded) return;
   Message& message = *decoded;
   const auto header_version = request.Header("mcp-protocol-version");
-  const bool modern =
-      message.kind != MessageKind::kResponse &&
-      (HasModernEnvelope(message.params) || message.method == "server/discover" ||
-       (header_version && DecodeHeaderValue(*header_version) == std::string(kModernProtocolVersion)));
-
-  PeerId peer = 0;
-  bool minted = false;
-  std::string session_id;
+  const bool modern = message.kind != MessageKind::kResponse &&
+                      (HasModernEnvelope(message.params) || message.method == "server/discover" ||
+                       (header_version &&
+                        DecodeHeaderValue(*header_version) == std::string(kModernProtocolVersion)));
+  Route route;  // modern: the exchange is its own peer
   if (modern) {
-    if (message.kind == MessageKind::kRequest) {
-      if (!EnvelopeComplete(message.params)) {
-        // mcp_envelope.h rule 2a, before the headers (the digest's order).
-        const Decoded<ModernEnvelope> envelope = DecodeModernEnvelope(message.params);
-        RpcError error = envelope.ok() ? RpcError{kInvalidParams, "Invalid params: _meta", {}}
-                                       : envelope.error();
-        call.Respond(400, kJson, EncodeRpcError(message.id, error));
-        return;
-      }
-      const Json* schema = nullptr;
-      if (message.method == "tools/call" && message.params.is_object()) {
-        const auto name = message.params.find("name");
-        if (name != message.params.end() && name->is_string()) schema = schema_(name->get<std::string>());
-      }
-      const auto lookup = [&request](std::string_view name) { return request.Header(name); };
-      if (auto mismatch = CheckRequestHeaders(lookup, message.method, message.params, schema)) {
-        call.Respond(400, kJson, EncodeRpcError(message.id, *mismatch));
-        return;
-      }
-    }
-    peer = 0;  // the exchange is its own peer
-  } else if (const auto sid = request.Header("mcp-session-id")) {
-    const auto it = sessions_.find(std::string(*sid));
-    if (it == sessions_.end()) {
-      RespondError(call, 404, IdOf(message), kInvalidRequest,
-                   "Session not found: start a new one with initialize");
-      return;
-    }
-    Touch(it->second);
-    peer = it->second.peer;
-  } else if (message.kind == MessageKind::kRequest && message.method == "initialize") {
-    peer = next_id_++;
-    minted = true;
-    session_id = RandomHex(16);
+    if (message.kind == MessageKind::kRequest && !CheckModern(call, request, message)) return;
+  } else if (std::optional<Route> legacy = RouteLegacy(call, request, message)) {
+    route = std::move(*legacy);
   } else {
-    RespondError(call, 400, IdOf(message), kInvalidRequest,
-                 "Bad Request: Mcp-Session-Id header required (initialize first), or the "
-                 "2026-07-28 request envelope in _meta");
     return;
   }
-
   if (message.kind != MessageKind::kRequest) {
     // Invariant 4: delivered with an exchange of their own that nothing answers on.
     HttpExchange::Options quiet;
     quiet.modern = modern;
-    HttpExchange exchange(next_id_++, peer, nullptr, quiet);
+    HttpExchange exchange(next_id_++, route.peer, nullptr, quiet);
     call.Respond(202, "", "");
     dispatcher_.OnMessage(exchange, std::move(message));
     return;
   }
+  Deliver(call, request, std::move(message), modern, route, accepts);
+}
 
+std::optional<Message> McpHttpTransport::ReadPost(HttpCall& call, const HttpRequest& request,
+                                                  Accepted* accepts) {
+  const auto content_type = request.Header("content-type");
+  if (!content_type || AsciiLower(*content_type).find("application/json") == std::string::npos) {
+    call.Respond(415, "text/plain", "the body must be application/json\n");
+    return std::nullopt;
+  }
+  std::tie(accepts->json, accepts->sse) = Accepts(request);
+  if (!accepts->json && !accepts->sse) {
+    call.Respond(406, "text/plain", "Accept must include application/json or text/event-stream\n");
+    return std::nullopt;
+  }
+  CaptureSink capture;
+  std::optional<Message> decoded = DecodeInbound(request.body, capture);
+  if (decoded) return decoded;
+  if (capture.line().empty()) {
+    RespondError(call, 400, std::nullopt, kInvalidRequest, "Invalid Request: empty body");
+  } else {
+    call.Respond(400, kJson, capture.line());
+  }
+  return std::nullopt;
+}
+
+bool McpHttpTransport::CheckModern(HttpCall& call, const HttpRequest& request,
+                                   const Message& message) {
+  if (!EnvelopeComplete(message.params)) {
+    // mcp_envelope.h rule 2a, before the headers (the digest's order).
+    const Decoded<ModernEnvelope> envelope = DecodeModernEnvelope(message.params);
+    const RpcError error =
+        envelope.ok() ? RpcError{kInvalidParams, "Invalid params: _meta", {}} : envelope.error();
+    call.Respond(400, kJson, EncodeRpcError(message.id, error));
+    return false;
+  }
+  const Json* schema = nullptr;
+  if (message.method == "tools/call" && message.params.is_object()) {
+    const auto name = message.params.find("name");
+    if (name != message.params.end() && name->is_string()) {
+      schema = schema_(name->get<std::string>());
+    }
+  }
+  const auto lookup = [&request](std::string_view name) { return request.Header(name); };
+  if (auto mismatch = CheckRequestHeaders(lookup, message.method, message.params, schema)) {
+    call.Respond(400, kJson, EncodeRpcError(message.id, *mismatch));
+    return false;
+  }
+  return true;
+}
+
+std::optional<McpHttpTransport::Route> McpHttpTransport::RouteLegacy(HttpCall& call,
+                                                                     const HttpRequest& request,
+                                                                     const Message& message) {
+  if (const auto sid = request.Header("mcp-session-id")) {
+    const auto it = sessions_.find(std::string(*sid));
+    if (it == sessions_.end()) {
+      RespondError(call, 404, IdOf(message), kInvalidRequest,
+                   "Session not found: start a new one with initialize");
+      return std::nullopt;
+    }
+    Touch(it->second);
+    return Route{it->second.peer, false, {}};
+  }
+  if (message.kind == MessageKind::kRequest && message.method == "initialize") {
+    return Route{next_id_++, true, RandomHex(16)};
+  }
+  RespondError(call, 400, IdOf(message), kInvalidRequest,
+               "Bad Request: Mcp-Session-Id header required (initialize first), or the "
+               "2026-07-28 request envelope in _meta");
+  return std::nullopt;
+}
+
+void McpHttpTransport::Deliver(HttpCall& call, const HttpRequest& request, Message message,
+                               bool modern, const Route& route, Accepted accepts) {
   HttpExchange::Options form;
   form.modern = modern;
   form.stream_bytes = options_.stream_bytes;
-  form.stream = takes_sse && ((message.method == "tools/call" &&
-                                (!modern || AskedToStream(message.params))) ||
-                               (modern && message.method == "subscriptions/listen"));
-  if (!takes_json) form.stream = true;
-  HttpExchange& exchange = NewExchange(call, peer, std::move(form));
+  form.stream = accepts.sse &&
+                ((message.method == "tools/call" && (!modern || AskedToStream(message.params))) ||
+                 (modern && message.method == "subscriptions/listen"));
+  if (!accepts.json) form.stream = true;
+  HttpExchange& exchange = NewExchange(call, route.peer, std::move(form));
   // Who it is for --max-inflight-per-client: its session, or its address (a modern client
   // has no other identity).
   exchange.set_client(modern ? ClientOfAddress(request.client) : exchange.peer());
-  if (minted) sessions_[session_id] = Session{exchange.peer(), false, {}};
+  if (route.minted) sessions_[route.session_id] = Session{exchange.peer(), false, {}};
   dispatcher_.OnMessage(exchange, std::move(message));
-  if (minted) {
-    if (exchange.answer_is_error()) {
-      sessions_.erase(session_id);
-      if (peer_ended_) peer_ended_(exchange.peer());
-    } else {
-      exchange.AddHeader("Mcp-Session-Id", session_id);
-      lru_.push_back(session_id);
-      sessions_[session_id].age = std::prev(lru_.end());
-      sessions_[session_id].aged = true;
-      while (sessions_.size() > options_.max_sessions && !lru_.empty()) EndSession(lru_.front());
-    }
-  }
+  if (route.minted) AdmitSession(exchange, route.session_id);
   exchange.Begin();
   if (exchange.streaming() && !keepalive_timer_ && options_.sse_keepalive > Duration::zero()) {
     keepalive_timer_ =
         loop_.AddTimer(loop_.clock().Now() + options_.sse_keepalive, [this] { KeepAliveTick(); });
   }
+}
+
+void McpHttpTransport::AdmitSession(HttpExchange& exchange, const std::string& session_id) {
+  if (exchange.answer_is_error()) {  // initialize refused: no session
+    sessions_.erase(session_id);
+    if (peer_ended_) peer_ended_(exchange.peer());
+    return;
+  }
+  exchange.AddHeader("Mcp-Session-Id", session_id);
+  lru_.push_back(session_id);
+  Session& session = sessions_[session_id];
+  session.age = std::prev(lru_.end());
+  session.aged = true;
+  while (sessions_.size() > options_.max_sessions && !lru_.empty()) EndSession(lru_.front());
 }
 
 HttpExchange& McpHttpTransport::NewExchange(HttpCall& call, PeerId peer,

@@ -45,6 +45,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "protocol/json_rpc.h"
 #include "server/runtime/event_loop.h"
 #include "server/transport/http/http_exchange.h"
 #include "server/transport/http/http_guard.h"
@@ -63,9 +64,7 @@ struct McpHttpOptions {
   size_t max_sessions = 1024;     // legacy sessions kept
 };
 
-class McpHttpTransport final : public Transport,
-                               public HttpServer::Handler,
-                               public OutputRouter {
+class McpHttpTransport final : public Transport, public HttpServer::Handler, public OutputRouter {
  public:
   static constexpr uint64_t kFirstId = kFirstNetworkId;
   // The input schema of a tool, for Mcp-Param-* checks; null when unknown.
@@ -73,8 +72,8 @@ class McpHttpTransport final : public Transport,
   // A legacy session ended (DELETE, or evicted): the dispatcher forgets its peer.
   using PeerEndedFn = std::function<void(PeerId peer)>;
 
-  McpHttpTransport(EventLoop& loop, McpHttpOptions options, Dispatcher& dispatcher,
-                   SchemaFn schema, PeerEndedFn peer_ended);
+  McpHttpTransport(EventLoop& loop, McpHttpOptions options, Dispatcher& dispatcher, SchemaFn schema,
+                   PeerEndedFn peer_ended);
   ~McpHttpTransport() override;
 
   bool Start(std::string* error) { return server_.Start(error); }
@@ -102,10 +101,32 @@ class McpHttpTransport final : public Transport,
     std::list<std::string>::iterator age;  // place in lru_
   };
 
+  // What the client's Accept takes.
+  struct Accepted {
+    bool json = true;
+    bool sse = true;
+  };
+  // Where a request goes: its peer, and for a legacy initialize the session it may start.
+  struct Route {
+    PeerId peer = kNoPeer;  // kNoPeer: the exchange is its own peer (modern)
+    bool minted = false;
+    std::string session_id;
+  };
+
   void OnPost(HttpCall& call, const HttpRequest& request);
+  // Content-Type, Accept and the body (invariant 1); nullopt after answering the call.
+  std::optional<Message> ReadPost(HttpCall& call, const HttpRequest& request, Accepted* accepts);
+  // Invariant 2 before the dispatcher; false after answering the call.
+  bool CheckModern(HttpCall& call, const HttpRequest& request, const Message& message);
+  // Invariant 3: the session a legacy message names or starts; nullopt after answering.
+  std::optional<Route> RouteLegacy(HttpCall& call, const HttpRequest& request,
+                                   const Message& message);
+  // A request, to the dispatcher on its own exchange (invariant 5).
+  void Deliver(HttpCall& call, const HttpRequest& request, Message message, bool modern,
+               const Route& route, Accepted accepts);
+  // After a legacy initialize was answered: its session starts, or not (refused).
+  void AdmitSession(HttpExchange& exchange, const std::string& session_id);
   void OnDelete(HttpCall& call, const HttpRequest& request);
-  // The legacy session a request names: its peer, or 0 after answering the call.
-  PeerId LegacyPeer(HttpCall& call, const HttpRequest& request);
   void EndSession(const std::string& id);
   void Touch(Session& session);
   HttpExchange& NewExchange(HttpCall& call, PeerId peer, HttpExchange::Options options);
@@ -123,10 +144,10 @@ class McpHttpTransport final : public Transport,
   uint64_t next_id_ = kFirstId;
   bool accepting_ = true;
   std::unordered_map<uint64_t, std::unique_ptr<HttpExchange>> exchanges_;  // by exchange id
-  std::unordered_map<uint64_t, ExchangeId> by_call_;                        // HttpCall id -> it
+  std::unordered_map<uint64_t, ExchangeId> by_call_;                       // HttpCall id -> it
   std::unordered_map<std::string, Session> sessions_;  // Mcp-Session-Id -> legacy session
-  std::list<std::string> lru_;                          // session ids, least recently used first
-  std::unordered_map<std::string, uint64_t> clients_;   // remote address -> client id
+  std::list<std::string> lru_;                         // session ids, least recently used first
+  std::unordered_map<std::string, uint64_t> clients_;  // remote address -> client id
   std::optional<EventLoop::TimerId> keepalive_timer_;
 };
 

@@ -176,9 +176,10 @@ TEST_CASE("an answer for an exchange that closed is dropped, not written elsewhe
   CHECK(t.h.sink().messages().empty());
 }
 
-
-TEST_CASE("with a per-client share one client's calls past it are server_busy while another client's are admitted",
-          "[session][peers][HTTP-4]") {
+TEST_CASE(
+    "with a per-client share one client's calls past it are server_busy while another client's are "
+    "admitted",
+    "[session][peers][HTTP-4]") {
   SessionOptions options;
   options.max_inflight = 8;
   options.max_inflight_per_client = 2;

@@ -68,20 +68,17 @@ TEST_CASE("An Origin listed in allowed_origins is allowed exactly", "[http][guar
   CHECK(HttpGuardStatus(HttpGuardLocal({{"origin", "http://app.example.com"}}), options) == 403);
   CHECK(HttpGuardStatus(HttpGuardLocal({{"origin", "https://app.example.com:8443"}}), options) ==
         403);
-  CHECK(HttpGuardStatus(HttpGuardLocal({{"origin", "https://evil.example.com"}}), options) ==
-        403);
+  CHECK(HttpGuardStatus(HttpGuardLocal({{"origin", "https://evil.example.com"}}), options) == 403);
 }
 
 TEST_CASE("On a loopback bind the Host must name a loopback host", "[http][guard]") {
-  for (const std::string host :
-       {"localhost", "localhost:8765", "127.0.0.1", "127.0.0.1:8765", "[::1]", "[::1]:8765",
-        "LocalHost:1"}) {
+  for (const std::string host : {"localhost", "localhost:8765", "127.0.0.1", "127.0.0.1:8765",
+                                 "[::1]", "[::1]:8765", "LocalHost:1"}) {
     INFO(host);
     CHECK(HttpGuardStatus(HttpGuardRequest({{"host", host}})) == 0);
   }
-  for (const std::string host :
-       {"evil.example.com", "evil.example.com:8765", "127.0.0.1.nip.io", "localhost.evil.com",
-        "192.168.1.1:8765", "0.0.0.0", ""}) {
+  for (const std::string host : {"evil.example.com", "evil.example.com:8765", "127.0.0.1.nip.io",
+                                 "localhost.evil.com", "192.168.1.1:8765", "0.0.0.0", ""}) {
     INFO(host);
     CHECK(HttpGuardStatus(HttpGuardRequest({{"host", host}})) == 403);
   }
@@ -97,9 +94,9 @@ TEST_CASE("On a non-loopback bind any Host is allowed", "[http][guard]") {
   CHECK(HttpGuardStatus(HttpGuardRequest({{"host", "mcp.example.com"}}), options) == 0);
   CHECK(HttpGuardStatus(HttpGuardRequest({}), options) == 0);
   // The Origin rule still holds.
-  CHECK(HttpGuardStatus(HttpGuardRequest({{"host", "mcp.example.com"},
-                                          {"origin", "http://evil.example.com"}}),
-                        options) == 403);
+  CHECK(HttpGuardStatus(
+            HttpGuardRequest({{"host", "mcp.example.com"}, {"origin", "http://evil.example.com"}}),
+            options) == 403);
 }
 
 TEST_CASE("A configured token is required as a bearer token", "[http][guard]") {
@@ -116,9 +113,8 @@ TEST_CASE("A configured token is required as a bearer token", "[http][guard]") {
   }
   CHECK(has_challenge);
 
-  for (const std::string wrong :
-       {"Bearer wrong", "Bearer s3cret-token2", "Bearer s3cret-toke", "Bearer ", "Bearer",
-        "Basic s3cret-token", "s3cret-token"}) {
+  for (const std::string wrong : {"Bearer wrong", "Bearer s3cret-token2", "Bearer s3cret-toke",
+                                  "Bearer ", "Bearer", "Basic s3cret-token", "s3cret-token"}) {
     INFO(wrong);
     const GuardVerdict verdict = CheckAccess(HttpGuardLocal({{"authorization", wrong}}), options);
     CHECK(verdict.status == 401);
@@ -139,9 +135,9 @@ TEST_CASE("Without a configured token no Authorization is needed", "[http][guard
 TEST_CASE("The Origin rule answers before the Host and token rules", "[http][guard]") {
   GuardOptions options;
   options.token = "t";
-  CHECK(HttpGuardStatus(HttpGuardRequest({{"host", "evil.example.com"},
-                                          {"origin", "http://evil.example.com"}}),
-                        options) == 403);
+  CHECK(HttpGuardStatus(
+            HttpGuardRequest({{"host", "evil.example.com"}, {"origin", "http://evil.example.com"}}),
+            options) == 403);
   // A bad Host is 403 before the missing token's 401.
   CHECK(HttpGuardStatus(HttpGuardRequest({{"host", "evil.example.com"}}), options) == 403);
 }

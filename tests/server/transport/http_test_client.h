@@ -5,10 +5,6 @@
 // unity build cannot mix them up with other tests' helpers.
 #pragma once
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,6 +16,11 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 namespace keel::http_test_client {
 

@@ -5,7 +5,6 @@
 // Reference: reference/mcp-2026-07-28.md §3 (status codes, headers, SSE, legacy sessions).
 #include "server/transport/http/mcp_http.h"
 
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +21,7 @@
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <sys/socket.h>
 
 #include "server/runtime/clock.h"
 #include "server/runtime/event_loop.h"
@@ -57,9 +57,13 @@ class HttpHarness {
   explicit HttpHarness(McpHttpOptions options = HttpTestOptions())
       : loop_(clock_),
         dispatcher_(FunctionDispatcher::Functions{
-            [this](Exchange& exchange, Message message) { OnMessage(exchange, std::move(message)); },
+            [this](Exchange& exchange, Message message) {
+              OnMessage(exchange, std::move(message));
+            },
             [this](Exchange& exchange) { closed.push_back(exchange.id()); },
-            [this](Exchange& exchange, uint64_t stream) { dropped.emplace_back(exchange.id(), stream); },
+            [this](Exchange& exchange, uint64_t stream) {
+              dropped.emplace_back(exchange.id(), stream);
+            },
             {}}),
         transport_(
             loop_, std::move(options), dispatcher_,
@@ -182,7 +186,8 @@ Json HttpEnvelope() {
 std::string HttpModernBody(const Json& id, const std::string& method,
                            Json params = Json::object()) {
   const Json envelope = HttpEnvelope();
-  for (auto it = envelope.begin(); it != envelope.end(); ++it) params["_meta"][it.key()] = it.value();
+  for (auto it = envelope.begin(); it != envelope.end(); ++it)
+    params["_meta"][it.key()] = it.value();
   return Json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump();
 }
 
@@ -253,7 +258,8 @@ std::string HttpInitializeBody(int id = 1) {
       .dump();
 }
 
-std::string HttpLegacyBody(const Json& id, const std::string& method, Json params = Json::object()) {
+std::string HttpLegacyBody(const Json& id, const std::string& method,
+                           Json params = Json::object()) {
   return Json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}}
       .dump();
 }
@@ -289,8 +295,9 @@ TEST_CASE("A modern tools/list POST is answered 200 with the response line as it
     answered = HttpResultLine(message.id, {{"tools", Json::array()}});
     exchange.SendResponse(answered);
   };
-  const HttpReply reply = harness.RoundTrip(HttpRequestText(
-      harness.port(), "POST", "/mcp", HttpModernHeaders("tools/list"), HttpModernBody(1, "tools/list")));
+  const HttpReply reply = harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp",
+                                                            HttpModernHeaders("tools/list"),
+                                                            HttpModernBody(1, "tools/list")));
   INFO(reply.raw);
   CHECK(reply.status == 200);
   CHECK(HttpStartsWith(reply.Header("content-type"), "application/json"));
@@ -310,8 +317,9 @@ TEST_CASE("Each modern POST is its own exchange and its own peer", "[http][mcp_h
   HttpHarness harness;
   HttpAnswerEverything(harness);
   for (int id = 1; id <= 2; ++id) {
-    const HttpReply reply = harness.RoundTrip(HttpRequestText(
-        harness.port(), "POST", "/mcp", HttpModernHeaders("tools/list"), HttpModernBody(id, "tools/list")));
+    const HttpReply reply = harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp",
+                                                              HttpModernHeaders("tools/list"),
+                                                              HttpModernBody(id, "tools/list")));
     CHECK(reply.status == 200);
   }
   REQUIRE(harness.seen.size() == 2);
@@ -324,8 +332,9 @@ TEST_CASE("Modern headers that disagree with the body are 400 -32020 before the 
           "[http][mcp_http]") {
   HttpHarness harness;
   HttpAnswerEverything(harness);
-  const HttpReply reply = harness.RoundTrip(HttpRequestText(
-      harness.port(), "POST", "/mcp", HttpModernHeaders("tools/call"), HttpModernBody(7, "tools/list")));
+  const HttpReply reply = harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp",
+                                                            HttpModernHeaders("tools/call"),
+                                                            HttpModernBody(7, "tools/list")));
   CHECK(reply.status == 400);
   CHECK(HttpStartsWith(reply.Header("content-type"), "application/json"));
   const Json body = HttpBodyJson(reply);
@@ -374,7 +383,8 @@ TEST_CASE("A modern envelope without clientCapabilities is 400 -32602", "[http][
       Json{{"jsonrpc", "2.0"},
            {"id", 4},
            {"method", "tools/list"},
-           {"params", {{"_meta", {{"io.modelcontextprotocol/protocolVersion", kHttpModernVersion}}}}}}
+           {"params",
+            {{"_meta", {{"io.modelcontextprotocol/protocolVersion", kHttpModernVersion}}}}}}
           .dump();
   const HttpReply reply = harness.RoundTrip(
       HttpRequestText(harness.port(), "POST", "/mcp", HttpModernHeaders("tools/list"), body));
@@ -392,8 +402,9 @@ TEST_CASE("An unknown method answered -32601 on the modern path is 404", "[http]
     answered = HttpErrorLine(message.id, -32601, "Method not found: nope/never");
     exchange.SendResponse(answered);
   };
-  const HttpReply reply = harness.RoundTrip(HttpRequestText(
-      harness.port(), "POST", "/mcp", HttpModernHeaders("nope/never"), HttpModernBody(5, "nope/never")));
+  const HttpReply reply = harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp",
+                                                            HttpModernHeaders("nope/never"),
+                                                            HttpModernBody(5, "nope/never")));
   CHECK(reply.status == 404);
   CHECK(reply.body == answered);
   CHECK(harness.seen.size() == 1);
@@ -405,16 +416,17 @@ TEST_CASE("Another JSON-RPC error on the modern path is 200 with the error body"
   harness.respond = [](Exchange& exchange, const Message& message) {
     exchange.SendResponse(HttpErrorLine(message.id, -32602, "Invalid params: unknown tool"));
   };
-  const HttpReply reply = harness.RoundTrip(HttpRequestText(
-      harness.port(), "POST", "/mcp", HttpModernHeaders("tools/list"), HttpModernBody(5, "tools/list")));
+  const HttpReply reply = harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp",
+                                                            HttpModernHeaders("tools/list"),
+                                                            HttpModernBody(5, "tools/list")));
   CHECK(reply.status == 200);
   CHECK(HttpBodyJson(reply)["error"]["code"] == -32602);
 }
 
 TEST_CASE("GET is 405 with an Allow header", "[http][mcp_http]") {
   HttpHarness harness;
-  const HttpReply reply = harness.RoundTrip(HttpRequestText(
-      harness.port(), "GET", "/mcp", {{"Accept", "text/event-stream"}}));
+  const HttpReply reply = harness.RoundTrip(
+      HttpRequestText(harness.port(), "GET", "/mcp", {{"Accept", "text/event-stream"}}));
   CHECK(reply.status == 405);
   const auto allow = reply.Header("allow");
   REQUIRE(allow.has_value());
@@ -432,8 +444,9 @@ TEST_CASE("DELETE without a session id is 405", "[http][mcp_http]") {
 TEST_CASE("A path other than the endpoint is 404", "[http][mcp_http]") {
   HttpHarness harness;
   HttpAnswerEverything(harness);
-  const HttpReply reply = harness.RoundTrip(HttpRequestText(
-      harness.port(), "POST", "/other", HttpModernHeaders("tools/list"), HttpModernBody(1, "tools/list")));
+  const HttpReply reply = harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/other",
+                                                            HttpModernHeaders("tools/list"),
+                                                            HttpModernBody(1, "tools/list")));
   CHECK(reply.status == 404);
   CHECK(harness.seen.empty());
 }
@@ -449,27 +462,29 @@ TEST_CASE("A foreign Origin is 403 before the dispatcher", "[http][mcp_http]") {
   CHECK(harness.seen.empty());
 
   // The server's own origin is fine.
-  const HttpReply own = harness.RoundTrip(HttpRequestText(
-      harness.port(), "POST", "/mcp",
-      HttpWith(HttpModernHeaders("tools/list"), "Origin",
-               "http://127.0.0.1:" + std::to_string(harness.port())),
-      HttpModernBody(2, "tools/list")));
+  const HttpReply own = harness.RoundTrip(
+      HttpRequestText(harness.port(), "POST", "/mcp",
+                      HttpWith(HttpModernHeaders("tools/list"), "Origin",
+                               "http://127.0.0.1:" + std::to_string(harness.port())),
+                      HttpModernBody(2, "tools/list")));
   CHECK(own.status == 200);
 }
 
 TEST_CASE("A foreign Host on a loopback bind is 403 before the dispatcher", "[http][mcp_http]") {
   HttpHarness harness;
   HttpAnswerEverything(harness);
-  const HttpReply reply = harness.RoundTrip(HttpRequestText(
-      harness.port(), "POST", "/mcp", HttpWith(HttpModernHeaders("tools/list"), "Host", "evil.example.com"),
-      HttpModernBody(1, "tools/list")));
+  const HttpReply reply = harness.RoundTrip(
+      HttpRequestText(harness.port(), "POST", "/mcp",
+                      HttpWith(HttpModernHeaders("tools/list"), "Host", "evil.example.com"),
+                      HttpModernBody(1, "tools/list")));
   CHECK(reply.status == 403);
   CHECK(harness.seen.empty());
 
-  const HttpReply local = harness.RoundTrip(HttpRequestText(
-      harness.port(), "POST", "/mcp",
-      HttpWith(HttpModernHeaders("tools/list"), "Host", "localhost:" + std::to_string(harness.port())),
-      HttpModernBody(2, "tools/list")));
+  const HttpReply local =
+      harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp",
+                                        HttpWith(HttpModernHeaders("tools/list"), "Host",
+                                                 "localhost:" + std::to_string(harness.port())),
+                                        HttpModernBody(2, "tools/list")));
   CHECK(local.status == 200);
 }
 
@@ -498,8 +513,9 @@ TEST_CASE("An Accept that takes neither JSON nor SSE is 406", "[http][mcp_http]"
 TEST_CASE("An unparsable JSON body is 400 with -32700", "[http][mcp_http]") {
   HttpHarness harness;
   HttpAnswerEverything(harness);
-  const HttpReply reply = harness.RoundTrip(HttpRequestText(
-      harness.port(), "POST", "/mcp", HttpModernHeaders("tools/list"), "{\"jsonrpc\":\"2.0\",\"id\":1,"));
+  const HttpReply reply = harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp",
+                                                            HttpModernHeaders("tools/list"),
+                                                            "{\"jsonrpc\":\"2.0\",\"id\":1,"));
   CHECK(reply.status == 400);
   const Json body = HttpBodyJson(reply);
   CHECK(body["error"]["code"] == -32700);
@@ -534,8 +550,9 @@ TEST_CASE("A body larger than max_body_bytes by Content-Length is 413", "[http][
   // Within the bound it is read.
   const std::string small = HttpModernBody(2, "tools/list");
   REQUIRE(small.size() < 1024);
-  CHECK(harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp",
-                                          HttpModernHeaders("tools/list"), small))
+  CHECK(harness
+            .RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp",
+                                       HttpModernHeaders("tools/list"), small))
             .status == 200);
 }
 
@@ -544,8 +561,7 @@ TEST_CASE("A chunked body larger than max_body_bytes is 413", "[http][mcp_http]"
   options.server.max_body_bytes = 1024;
   HttpHarness harness(options);
   HttpAnswerEverything(harness);
-  const std::string body =
-      HttpModernBody(1, "tools/list", {{"padding", std::string(2000, 'x')}});
+  const std::string body = HttpModernBody(1, "tools/list", {{"padding", std::string(2000, 'x')}});
   auto chunked = [](const std::string& data) {
     std::string text;
     for (size_t pos = 0; pos < data.size(); pos += 300) {
@@ -558,8 +574,8 @@ TEST_CASE("A chunked body larger than max_body_bytes is 413", "[http][mcp_http]"
   };
   const HttpHeaderList headers =
       HttpWith(HttpModernHeaders("tools/list"), "Transfer-Encoding", "chunked");
-  const HttpReply reply = harness.RoundTrip(
-      HttpRequestText(harness.port(), "POST", "/mcp", headers, chunked(body)));
+  const HttpReply reply =
+      harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp", headers, chunked(body)));
   CHECK(reply.status == 413);
   CHECK(harness.seen.empty());
 
@@ -573,9 +589,9 @@ TEST_CASE("A chunked body larger than max_body_bytes is 413", "[http][mcp_http]"
 
 TEST_CASE("A request answered later through Find is 200", "[http][mcp_http]") {
   HttpHarness harness;
-  HttpAsyncClient client(harness.port(),
-                         HttpRequestText(harness.port(), "POST", "/mcp", HttpModernHeaders("tools/list"),
-                                         HttpModernBody("later", "tools/list")));
+  HttpAsyncClient client(harness.port(), HttpRequestText(harness.port(), "POST", "/mcp",
+                                                         HttpModernHeaders("tools/list"),
+                                                         HttpModernBody("later", "tools/list")));
   // The whole request reached the dispatcher: the client has sent it.
   REQUIRE(harness.PumpUntil([&] { return !harness.seen.empty(); }));
   // The call waits: nothing has been answered yet.
@@ -595,8 +611,7 @@ TEST_CASE("A request answered later through Find is 200", "[http][mcp_http]") {
   CHECK(harness.PumpUntil([&] { return harness.transport().Find(id) == nullptr; }));
 }
 
-TEST_CASE("A modern client that leaves before its answer closes the exchange",
-          "[http][mcp_http]") {
+TEST_CASE("A modern client that leaves before its answer closes the exchange", "[http][mcp_http]") {
   HttpHarness harness;
   std::promise<void> leave;
   std::atomic<bool> left{false};
@@ -687,8 +702,9 @@ TEST_CASE("A modern tools/call with a progressToken streams progress then the re
   const std::string body = HttpModernBody(
       11, "tools/call",
       {{"name", "slow"}, {"arguments", Json::object()}, {"_meta", {{"progressToken", "tok-1"}}}});
-  HttpAsyncClient client(harness.port(), HttpRequestText(harness.port(), "POST", "/mcp",
-                                                         HttpModernHeaders("tools/call", "slow"), body));
+  HttpAsyncClient client(harness.port(),
+                         HttpRequestText(harness.port(), "POST", "/mcp",
+                                         HttpModernHeaders("tools/call", "slow"), body));
   REQUIRE(harness.PumpUntil([&] { return !harness.seen.empty(); }));
   const ExchangeId id = harness.seen[0].exchange;
   CHECK(harness.seen[0].message.params["_meta"]["progressToken"] == "tok-1");
@@ -745,23 +761,24 @@ TEST_CASE("A streaming call answered at once is sent as JSON", "[http][mcp_http]
   HttpAnswerEverything(harness);
   const HttpReply reply = harness.RoundTrip(HttpRequestText(
       harness.port(), "POST", "/mcp", HttpModernHeaders("tools/call", "fast"),
-      HttpModernBody(13, "tools/call",
-                     {{"name", "fast"}, {"arguments", Json::object()}, {"_meta", {{"progressToken", 1}}}})));
+      HttpModernBody(
+          13, "tools/call",
+          {{"name", "fast"}, {"arguments", Json::object()}, {"_meta", {{"progressToken", 1}}}})));
   CHECK(reply.status == 200);
   CHECK(HttpStartsWith(reply.Header("content-type"), "application/json"));
   CHECK(HttpBodyJson(reply)["id"] == 13);
 }
 
-TEST_CASE("An SSE stream whose answer is delayed carries keep-alive comments",
-          "[http][mcp_http]") {
+TEST_CASE("An SSE stream whose answer is delayed carries keep-alive comments", "[http][mcp_http]") {
   McpHttpOptions options = HttpTestOptions();
   options.sse_keepalive = Millis(20);
   HttpHarness harness(options);
   const std::string body = HttpModernBody(
       21, "tools/call",
       {{"name", "slow"}, {"arguments", Json::object()}, {"_meta", {{"progressToken", "k"}}}});
-  HttpAsyncClient client(harness.port(), HttpRequestText(harness.port(), "POST", "/mcp",
-                                                         HttpModernHeaders("tools/call", "slow"), body));
+  HttpAsyncClient client(harness.port(),
+                         HttpRequestText(harness.port(), "POST", "/mcp",
+                                         HttpModernHeaders("tools/call", "slow"), body));
   REQUIRE(harness.PumpUntil([&] { return !harness.seen.empty(); }));
   REQUIRE(harness.PumpUntil([&] { return client.keepalive.load(); }));
   CHECK_FALSE(client.done);
@@ -793,14 +810,15 @@ TEST_CASE("A legacy initialize mints a session that later requests name", "[http
   const auto session = init.Header("mcp-session-id");
   REQUIRE(session.has_value());
   CHECK(session->size() >= 16);
-  CHECK(std::all_of(session->begin(), session->end(),
-                    [](char c) { return c >= 0x21 && c <= 0x7E; }));
+  CHECK(
+      std::all_of(session->begin(), session->end(), [](char c) { return c >= 0x21 && c <= 0x7E; }));
   CHECK(harness.transport().sessions() == 1);
   REQUIRE(harness.seen.size() == 1);
   const PeerId peer = harness.seen[0].peer;
 
-  const HttpReply list = harness.RoundTrip(HttpRequestText(
-      harness.port(), "POST", "/mcp", HttpLegacyHeaders(*session), HttpLegacyBody(2, "tools/list")));
+  const HttpReply list =
+      harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp", HttpLegacyHeaders(*session),
+                                        HttpLegacyBody(2, "tools/list")));
   CHECK(list.status == 200);
   CHECK(HttpBodyJson(list)["id"] == 2);
   REQUIRE(harness.seen.size() == 2);
@@ -831,12 +849,13 @@ TEST_CASE("A legacy initialize answered with an error mints no session", "[http]
 TEST_CASE("An unknown legacy session id is 404", "[http][mcp_http]") {
   HttpHarness harness;
   HttpAnswerEverything(harness);
-  const HttpReply reply = harness.RoundTrip(HttpRequestText(
-      harness.port(), "POST", "/mcp", HttpLegacyHeaders("no-such-session"), HttpLegacyBody(1, "tools/list")));
+  const HttpReply reply = harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp",
+                                                            HttpLegacyHeaders("no-such-session"),
+                                                            HttpLegacyBody(1, "tools/list")));
   CHECK(reply.status == 404);
   CHECK(harness.seen.empty());
-  const HttpReply gone = harness.RoundTrip(HttpRequestText(
-      harness.port(), "DELETE", "/mcp", {{"Mcp-Session-Id", "no-such-session"}}));
+  const HttpReply gone = harness.RoundTrip(
+      HttpRequestText(harness.port(), "DELETE", "/mcp", {{"Mcp-Session-Id", "no-such-session"}}));
   CHECK(gone.status == 404);
 }
 
@@ -900,9 +919,9 @@ TEST_CASE("A modern notification POST is answered 202 with no body", "[http][mcp
   HttpAnswerEverything(harness);
   HttpHeaderList headers = HttpJsonHeaders();
   headers.emplace_back("MCP-Protocol-Version", kHttpModernVersion);
-  const HttpReply reply = harness.RoundTrip(HttpRequestText(
-      harness.port(), "POST", "/mcp", headers,
-      Json{{"jsonrpc", "2.0"}, {"method", "notifications/something"}}.dump()));
+  const HttpReply reply = harness.RoundTrip(
+      HttpRequestText(harness.port(), "POST", "/mcp", headers,
+                      Json{{"jsonrpc", "2.0"}, {"method", "notifications/something"}}.dump()));
   CHECK(reply.status == 202);
   CHECK(reply.body.empty());
   REQUIRE(harness.seen.size() == 1);
@@ -916,24 +935,27 @@ TEST_CASE("A legacy tools/call streams keel's request and takes the client's res
   const std::string session = HttpOpenSession(harness);
   const PeerId peer = harness.seen.at(0).peer;
   harness.respond = nullptr;
-  HttpAsyncClient client(harness.port(),
-                         HttpRequestText(harness.port(), "POST", "/mcp", HttpLegacyHeaders(session),
-                                         HttpLegacyBody(5, "tools/call",
-                                                        {{"name", "ask"}, {"arguments", Json::object()}})));
+  HttpAsyncClient client(
+      harness.port(),
+      HttpRequestText(
+          harness.port(), "POST", "/mcp", HttpLegacyHeaders(session),
+          HttpLegacyBody(5, "tools/call", {{"name", "ask"}, {"arguments", Json::object()}})));
   REQUIRE(harness.PumpUntil([&] { return harness.seen.size() == 2; }));
   const ExchangeId id = harness.seen[1].exchange;
-  const std::string question =
-      Json{{"jsonrpc", "2.0"}, {"id", "keel-1"}, {"method", "elicitation/create"}, {"params", Json::object()}}
-          .dump();
+  const std::string question = Json{
+      {"jsonrpc", "2.0"},
+      {"id", "keel-1"},
+      {"method", "elicitation/create"},
+      {"params", Json::object()}}.dump();
   OutputSink* sink = harness.transport().Find(id);
   REQUIRE(sink != nullptr);
   sink->SendRequest(question);
   REQUIRE(harness.PumpUntil([&] { return client.events >= 1; }));
 
   // The client answers keel's question with a POST of its own.
-  const HttpReply posted = harness.RoundTrip(HttpRequestText(
-      harness.port(), "POST", "/mcp", HttpLegacyHeaders(session),
-      HttpResultLine("keel-1", {{"action", "accept"}})));
+  const HttpReply posted =
+      harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp", HttpLegacyHeaders(session),
+                                        HttpResultLine("keel-1", {{"action", "accept"}})));
   CHECK(posted.status == 202);
   CHECK(posted.body.empty());
   REQUIRE(harness.seen.size() == 3);
@@ -959,8 +981,9 @@ TEST_CASE("Progress past an SSE stream's bound is dropped and reported with its 
   const std::string body = HttpModernBody(
       31, "tools/call",
       {{"name", "slow"}, {"arguments", Json::object()}, {"_meta", {{"progressToken", "tok-1"}}}});
-  HttpAsyncClient client(harness.port(), HttpRequestText(harness.port(), "POST", "/mcp",
-                                                         HttpModernHeaders("tools/call", "slow"), body));
+  HttpAsyncClient client(harness.port(),
+                         HttpRequestText(harness.port(), "POST", "/mcp",
+                                         HttpModernHeaders("tools/call", "slow"), body));
   REQUIRE(harness.PumpUntil([&] { return !harness.seen.empty(); }));
   REQUIRE(harness.PumpUntil([&] { return client.got_head.load(); }));
   const ExchangeId id = harness.seen[0].exchange;
@@ -1004,18 +1027,21 @@ TEST_CASE("Past max_sessions the least recently used legacy session ends", "[htt
   const std::string second = HttpOpenSession(harness);
   const PeerId second_peer = harness.seen.back().peer;
   // Using the first makes the second the least recently used.
-  CHECK(harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp", HttpLegacyHeaders(first),
-                                          HttpLegacyBody(2, "tools/list")))
+  CHECK(harness
+            .RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp", HttpLegacyHeaders(first),
+                                       HttpLegacyBody(2, "tools/list")))
             .status == 200);
   const std::string third = HttpOpenSession(harness);
   CHECK(harness.transport().sessions() == 2);
   CHECK(harness.ended == std::vector<PeerId>{second_peer});
-  CHECK(harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp", HttpLegacyHeaders(second),
-                                          HttpLegacyBody(3, "tools/list")))
+  CHECK(harness
+            .RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp", HttpLegacyHeaders(second),
+                                       HttpLegacyBody(3, "tools/list")))
             .status == 404);
   for (const std::string& live : {first, third}) {
-    CHECK(harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp", HttpLegacyHeaders(live),
-                                            HttpLegacyBody(4, "tools/list")))
+    CHECK(harness
+              .RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp", HttpLegacyHeaders(live),
+                                         HttpLegacyBody(4, "tools/list")))
               .status == 200);
   }
   CHECK(std::find(harness.ended.begin(), harness.ended.end(), first_peer) == harness.ended.end());
@@ -1024,10 +1050,10 @@ TEST_CASE("Past max_sessions the least recently used legacy session ends", "[htt
 TEST_CASE("A modern request ignores an Mcp-Session-Id header", "[http][mcp_http]") {
   HttpHarness harness;
   HttpAnswerEverything(harness);
-  const HttpReply reply = harness.RoundTrip(HttpRequestText(
-      harness.port(), "POST", "/mcp",
-      HttpWith(HttpModernHeaders("tools/list"), "Mcp-Session-Id", "not-a-session"),
-      HttpModernBody(1, "tools/list")));
+  const HttpReply reply = harness.RoundTrip(
+      HttpRequestText(harness.port(), "POST", "/mcp",
+                      HttpWith(HttpModernHeaders("tools/list"), "Mcp-Session-Id", "not-a-session"),
+                      HttpModernBody(1, "tools/list")));
   CHECK(reply.status == 200);
   CHECK_FALSE(reply.Header("mcp-session-id").has_value());
   CHECK(harness.seen.size() == 1);
@@ -1040,8 +1066,9 @@ TEST_CASE("An empty body or a batch is 400 -32600", "[http][mcp_http]") {
       harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp", HttpJsonHeaders(), ""));
   CHECK(empty.status == 400);
   CHECK(HttpBodyJson(empty)["error"]["code"] == -32600);
-  const HttpReply batch = harness.RoundTrip(HttpRequestText(
-      harness.port(), "POST", "/mcp", HttpJsonHeaders(), "[" + HttpModernBody(1, "tools/list") + "]"));
+  const HttpReply batch =
+      harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp", HttpJsonHeaders(),
+                                        "[" + HttpModernBody(1, "tools/list") + "]"));
   CHECK(batch.status == 400);
   CHECK(HttpBodyJson(batch)["error"]["code"] == -32600);
   CHECK(harness.seen.empty());
@@ -1052,16 +1079,17 @@ TEST_CASE("With a token configured a request needs it as a bearer token", "[http
   options.guard.token = "s3cret-token";
   HttpHarness harness(options);
   HttpAnswerEverything(harness);
-  const HttpReply refused = harness.RoundTrip(HttpRequestText(
-      harness.port(), "POST", "/mcp", HttpModernHeaders("tools/list"), HttpModernBody(1, "tools/list")));
+  const HttpReply refused = harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp",
+                                                              HttpModernHeaders("tools/list"),
+                                                              HttpModernBody(1, "tools/list")));
   CHECK(refused.status == 401);
   CHECK(HttpStartsWith(refused.Header("www-authenticate"), "Bearer"));
   CHECK(harness.seen.empty());
 
-  const HttpReply wrong = harness.RoundTrip(HttpRequestText(
-      harness.port(), "POST", "/mcp",
-      HttpWith(HttpModernHeaders("tools/list"), "Authorization", "Bearer not-it"),
-      HttpModernBody(2, "tools/list")));
+  const HttpReply wrong = harness.RoundTrip(
+      HttpRequestText(harness.port(), "POST", "/mcp",
+                      HttpWith(HttpModernHeaders("tools/list"), "Authorization", "Bearer not-it"),
+                      HttpModernBody(2, "tools/list")));
   CHECK(wrong.status == 401);
   CHECK(harness.seen.empty());
 
@@ -1074,8 +1102,7 @@ TEST_CASE("With a token configured a request needs it as a bearer token", "[http
   CHECK(harness.seen[0].message.id == Json(3));
 }
 
-TEST_CASE("Past max_connections open connections a request is answered 503",
-          "[http][mcp_http]") {
+TEST_CASE("Past max_connections open connections a request is answered 503", "[http][mcp_http]") {
   McpHttpOptions options = HttpTestOptions();
   options.server.max_connections = 2;
   HttpHarness harness(options);
@@ -1086,16 +1113,18 @@ TEST_CASE("Past max_connections open connections a request is answered 503",
   REQUIRE(idle2 >= 0);
   REQUIRE(harness.PumpUntil([&] { return harness.transport().server().connections() == 2; }));
 
-  const HttpReply reply = harness.RoundTrip(HttpRequestText(
-      harness.port(), "POST", "/mcp", HttpModernHeaders("tools/list"), HttpModernBody(1, "tools/list")));
+  const HttpReply reply = harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp",
+                                                            HttpModernHeaders("tools/list"),
+                                                            HttpModernBody(1, "tools/list")));
   CHECK(reply.status == 503);
   CHECK(harness.seen.empty());
 
   close(idle1);
   close(idle2);
   REQUIRE(harness.PumpUntil([&] { return harness.transport().server().connections() == 0; }));
-  const HttpReply after = harness.RoundTrip(HttpRequestText(
-      harness.port(), "POST", "/mcp", HttpModernHeaders("tools/list"), HttpModernBody(2, "tools/list")));
+  const HttpReply after = harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp",
+                                                            HttpModernHeaders("tools/list"),
+                                                            HttpModernBody(2, "tools/list")));
   CHECK(after.status == 200);
   CHECK(harness.seen.size() == 1);
 }
@@ -1140,8 +1169,9 @@ TEST_CASE("A thousand abandoned connections leave the server serving and its cou
   REQUIRE(done);
   CHECK(opened == 1000);
 
-  const HttpReply reply = harness.RoundTrip(HttpRequestText(
-      harness.port(), "POST", "/mcp", HttpModernHeaders("tools/list"), HttpModernBody(2, "tools/list")));
+  const HttpReply reply = harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp",
+                                                            HttpModernHeaders("tools/list"),
+                                                            HttpModernBody(2, "tools/list")));
   CHECK(reply.status == 200);
   CHECK(HttpBodyJson(reply)["id"] == 2);
   CHECK(harness.PumpUntil([&] { return harness.transport().server().connections() <= 1; }));
