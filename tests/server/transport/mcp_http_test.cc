@@ -14,6 +14,7 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -1181,6 +1182,128 @@ TEST_CASE("A thousand abandoned connections leave the server serving and its cou
   // No abandoned request was ever complete enough to reach the dispatcher.
   CHECK(harness.seen.size() == 1);
   CHECK(harness.closed.empty());
+}
+
+// Hostile or unusual HTTP (HTTP-3): each is refused or served by libmicrohttpd's own rules,
+// and the server goes on serving the next client.
+TEST_CASE("Malformed HTTP gets a 400 and the next client is served", "[http][mcp_http][HTTP-3]") {
+  HttpHarness harness;
+  harness.respond = [](Exchange& exchange, const Message& message) {
+    exchange.SendResponse(HttpResultLine(message.id, {{"tools", Json::array()}}));
+  };
+  for (const std::string& malformed : std::vector<std::string>{
+           "GARBAGE\x01 / HTTP/9.9\r\n\r\n",
+           "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nthis is not a header\r\n\r\n",
+           "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"}) {
+    const HttpReply bad = harness.RoundTrip(malformed);
+    INFO(bad.raw);
+    CHECK((bad.status == 0 || (bad.status >= 400 && bad.status <= 505)));
+  }
+  CHECK(harness.seen.empty());
+  const HttpReply good = harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp",
+                                                           HttpModernHeaders("tools/list"),
+                                                           HttpModernBody(1, "tools/list")));
+  CHECK(good.status == 200);
+}
+
+TEST_CASE("Headers larger than the header memory bound are refused without reaching the dispatcher",
+          "[http][mcp_http][HTTP-3]") {
+  McpHttpOptions options = HttpTestOptions();
+  options.server.max_header_bytes = 8 << 10;
+  HttpHarness harness(options);
+  HttpHeaderList headers = HttpModernHeaders("tools/list");
+  headers.emplace_back("X-Padding", std::string(16 << 10, 'a'));
+  const HttpReply reply = harness.RoundTrip(
+      HttpRequestText(harness.port(), "POST", "/mcp", headers, HttpModernBody(1, "tools/list")));
+  INFO(reply.raw.substr(0, 200));
+  CHECK((reply.status == 431 || reply.status == 413 || reply.status == 400 || reply.status == 0));
+  CHECK(harness.seen.empty());
+}
+
+TEST_CASE("Two pipelined POSTs on one connection are both answered, in order",
+          "[http][mcp_http][HTTP-3]") {
+  HttpHarness harness;
+  harness.respond = [](Exchange& exchange, const Message& message) {
+    exchange.SendResponse(HttpResultLine(message.id, {{"tools", Json::array()}}));
+  };
+  const std::string first_body = HttpModernBody(1, "tools/list");
+  std::string first =
+      "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(harness.port()) + "\r\n";
+  for (const auto& [name, value] : HttpModernHeaders("tools/list"))
+    first += name + ": " + value + "\r\n";
+  first += "Content-Length: " + std::to_string(first_body.size()) + "\r\n\r\n" + first_body;
+  const std::string second =
+      HttpRequestText(harness.port(), "POST", "/mcp", HttpModernHeaders("tools/list"),
+                      HttpModernBody(2, "tools/list"));
+  const HttpReply reply = harness.RoundTrip(first + second);
+  INFO(reply.raw);
+  CHECK(reply.status == 200);
+  const size_t one = reply.raw.find("\"id\":1");
+  const size_t two = reply.raw.find("\"id\":2");
+  CHECK(one != std::string::npos);
+  CHECK(two != std::string::npos);
+  CHECK(one < two);
+  CHECK(harness.seen.size() == 2);
+}
+
+TEST_CASE("Expect 100-continue is honoured and the request served", "[http][mcp_http][HTTP-3]") {
+  HttpHarness harness;
+  harness.respond = [](Exchange& exchange, const Message& message) {
+    exchange.SendResponse(HttpResultLine(message.id, {{"tools", Json::array()}}));
+  };
+  HttpHeaderList headers = HttpModernHeaders("tools/list");
+  headers.emplace_back("Expect", "100-continue");
+  const HttpReply reply = harness.RoundTrip(
+      HttpRequestText(harness.port(), "POST", "/mcp", headers, HttpModernBody(7, "tools/list")));
+  INFO(reply.raw);
+  CHECK(reply.raw.find("\"id\":7") != std::string::npos);
+  CHECK(reply.raw.find(" 200 ") != std::string::npos);
+  CHECK(harness.seen.size() == 1);
+}
+
+TEST_CASE(
+    "A client that stops reading its SSE stream is cut off after the idle timeout, which cancels "
+    "its request",
+    "[http][mcp_http][HTTP-3][CAN-5]") {
+  McpHttpOptions options = HttpTestOptions();
+  options.server.idle_timeout = Millis(1000);
+  options.stream_bytes = 256 << 10;
+  HttpHarness harness(options);
+  std::optional<ExchangeId> streaming;
+  harness.respond = [&streaming](Exchange& exchange, const Message&) { streaming = exchange.id(); };
+  HttpHeaderList headers = HttpModernHeaders("tools/call", "flood");
+  Json params = {
+      {"name", "flood"}, {"arguments", Json::object()}, {"_meta", {{"progressToken", "p"}}}};
+  const std::string request = HttpRequestText(harness.port(), "POST", "/mcp", headers,
+                                              HttpModernBody(1, "tools/call", params));
+  std::atomic<bool> release{false};
+  std::thread client([&] {
+    const int fd = HttpConnect(harness.port());
+    if (fd < 0) return;
+    int small = 4096;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    HttpSendAll(fd, request);
+    while (!release.load()) std::this_thread::yield();  // never reads
+    close(fd);
+  });
+  REQUIRE(harness.PumpUntil([&] { return streaming.has_value(); }));
+  // Logs keep coming (each 32 KiB) until keel gives up on the reader.
+  const std::string filler(32 << 10, 'x');
+  std::function<void()> feed = [&] {
+    if (OutputSink* sink = harness.transport().Find(*streaming)) {
+      sink->SendLog(Json{{"jsonrpc", "2.0"},
+                         {"method", "notifications/message"},
+                         {"params", {{"level", "info"}, {"data", filler}}}}
+                        .dump());
+      harness.loop().AddTimer(harness.loop().clock().Now() + Millis(2), feed);
+    }
+  };
+  feed();
+  const bool cut = harness.PumpUntil([&] { return !harness.closed.empty(); }, 1000000);
+  release = true;
+  client.join();
+  REQUIRE(cut);
+  CHECK(harness.closed.front() == *streaming);
 }
 
 }  // namespace keel::mcp_http_test
