@@ -301,16 +301,12 @@ int HttpServer::Access(HttpCall& call, const char* upload, size_t* upload_size) 
       errno = 0;
       const unsigned long long n = std::strtoull(text.c_str(), &end, 10);
       if (errno != 0 || n > options_.max_body_bytes) {
-        call.answered_ = true;
-        call.whole_ = HttpCall::Whole{
-            413,
-            "text/plain",
-            "request body larger than " + std::to_string(options_.max_body_bytes) + " bytes\n",
-            {{"Connection", "close"}}};
+        RefuseTooLarge(call);
         call.phase_ = HttpCall::Phase::kWaiting;
         return QueueAnswer(call) ? 1 : 0;
       }
-      call.request_.body.reserve(static_cast<size_t>(n));
+      // What the client announces is not trusted with memory before it arrives.
+      call.request_.body.reserve(std::min<size_t>(static_cast<size_t>(n), kMaxBodyReserve));
     }
     return 1;
   }
@@ -329,12 +325,7 @@ int HttpServer::Access(HttpCall& call, const char* upload, size_t* upload_size) 
   if (call.phase_ == HttpCall::Phase::kReceiving) {
     call.phase_ = HttpCall::Phase::kWaiting;
     if (call.too_large_) {
-      call.answered_ = true;
-      call.whole_ = HttpCall::Whole{
-          413,
-          "text/plain",
-          "request body larger than " + std::to_string(options_.max_body_bytes) + " bytes\n",
-          {{"Connection", "close"}}};
+      RefuseTooLarge(call);
     } else {
       call.delivered_ = true;
       handler_.OnRequest(call, call.request_);
@@ -345,6 +336,15 @@ int HttpServer::Access(HttpCall& call, const char* upload, size_t* upload_size) 
   if (QueueAnswer(call)) return 1;
   Suspend(call);
   return 1;
+}
+
+void HttpServer::RefuseTooLarge(HttpCall& call) const {
+  call.answered_ = true;
+  call.whole_ = HttpCall::Whole{
+      413,
+      "text/plain",
+      "request body larger than " + std::to_string(options_.max_body_bytes) + " bytes\n",
+      {{"Connection", "close"}}};
 }
 
 bool HttpServer::QueueAnswer(HttpCall& call) {

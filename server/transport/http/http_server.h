@@ -182,6 +182,10 @@ class HttpServer {
   void WatchPeer(MHD_Connection* connection, int fd);
   void PeerEvent(MHD_Connection* connection, int fd, short revents);
   void Report(HttpCall& call, bool completed);
+  // The 413 answer of a body over max_body_bytes (invariant 1).
+  void RefuseTooLarge(HttpCall& call) const;
+  // At most this much is reserved for a body from its Content-Length before it arrives.
+  static constexpr size_t kMaxBodyReserve = 64 << 10;
   // Queues what the call has to say; false when nothing is ready.
   bool QueueAnswer(HttpCall& call);
   // MHD_run soon (from the mailbox, so the session's before-wait hook sees what it causes).

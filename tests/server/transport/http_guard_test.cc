@@ -33,11 +33,12 @@ int HttpGuardStatus(const HttpRequest& request, const GuardOptions& options = {}
 
 }  // namespace
 
-TEST_CASE("A request without an Origin is allowed", "[http][guard]") {
+TEST_CASE("A request without an Origin is allowed", "[http][guard][HTTP-2]") {
   CHECK(HttpGuardStatus(HttpGuardLocal()) == 0);
 }
 
-TEST_CASE("An Origin naming a loopback host is allowed on any port and scheme", "[http][guard]") {
+TEST_CASE("An Origin naming a loopback host is allowed on any port and scheme",
+          "[http][guard][HTTP-2]") {
   for (const std::string origin :
        {"http://localhost", "http://localhost:3000", "https://localhost:443", "http://127.0.0.1",
         "http://127.0.0.1:8765", "https://127.0.0.1:1", "http://[::1]", "http://[::1]:8080",
@@ -47,7 +48,7 @@ TEST_CASE("An Origin naming a loopback host is allowed on any port and scheme", 
   }
 }
 
-TEST_CASE("Any other Origin is refused with 403", "[http][guard]") {
+TEST_CASE("Any other Origin is refused with 403", "[http][guard][HTTP-2]") {
   for (const std::string origin :
        {"http://evil.example.com", "https://evil.example.com:443", "null", "file://",
         "http://localhost.evil.com", "http://127.0.0.1.evil.com", "http://evil.com#@localhost",
@@ -60,7 +61,7 @@ TEST_CASE("Any other Origin is refused with 403", "[http][guard]") {
   }
 }
 
-TEST_CASE("An Origin listed in allowed_origins is allowed exactly", "[http][guard]") {
+TEST_CASE("An Origin listed in allowed_origins is allowed exactly", "[http][guard][HTTP-2]") {
   GuardOptions options;
   options.allowed_origins = {"https://app.example.com"};
   CHECK(HttpGuardStatus(HttpGuardLocal({{"origin", "https://app.example.com"}}), options) == 0);
@@ -71,7 +72,7 @@ TEST_CASE("An Origin listed in allowed_origins is allowed exactly", "[http][guar
   CHECK(HttpGuardStatus(HttpGuardLocal({{"origin", "https://evil.example.com"}}), options) == 403);
 }
 
-TEST_CASE("On a loopback bind the Host must name a loopback host", "[http][guard]") {
+TEST_CASE("On a loopback bind the Host must name a loopback host", "[http][guard][HTTP-2]") {
   for (const std::string host : {"localhost", "localhost:8765", "127.0.0.1", "127.0.0.1:8765",
                                  "[::1]", "[::1]:8765", "LocalHost:1"}) {
     INFO(host);
@@ -84,11 +85,11 @@ TEST_CASE("On a loopback bind the Host must name a loopback host", "[http][guard
   }
 }
 
-TEST_CASE("On a loopback bind a request without a Host is refused", "[http][guard]") {
+TEST_CASE("On a loopback bind a request without a Host is refused", "[http][guard][HTTP-2]") {
   CHECK(HttpGuardStatus(HttpGuardRequest({})) == 403);
 }
 
-TEST_CASE("On a non-loopback bind any Host is allowed", "[http][guard]") {
+TEST_CASE("On a non-loopback bind any Host is allowed", "[http][guard][HTTP-2]") {
   GuardOptions options;
   options.loopback_bind = false;
   CHECK(HttpGuardStatus(HttpGuardRequest({{"host", "mcp.example.com"}}), options) == 0);
@@ -99,7 +100,7 @@ TEST_CASE("On a non-loopback bind any Host is allowed", "[http][guard]") {
             options) == 403);
 }
 
-TEST_CASE("A configured token is required as a bearer token", "[http][guard]") {
+TEST_CASE("A configured token is required as a bearer token", "[http][guard][HTTP-2]") {
   GuardOptions options;
   options.token = "s3cret-token";
   const GuardVerdict missing = CheckAccess(HttpGuardLocal(), options);
@@ -128,11 +129,11 @@ TEST_CASE("A configured token is required as a bearer token", "[http][guard]") {
   CHECK(HttpGuardStatus(HttpGuardLocal({{"authorization", "bearer s3cret-token"}}), options) == 0);
 }
 
-TEST_CASE("Without a configured token no Authorization is needed", "[http][guard]") {
+TEST_CASE("Without a configured token no Authorization is needed", "[http][guard][HTTP-2]") {
   CHECK(HttpGuardStatus(HttpGuardLocal({{"authorization", "Bearer anything"}})) == 0);
 }
 
-TEST_CASE("The Origin rule answers before the Host and token rules", "[http][guard]") {
+TEST_CASE("The Origin rule answers before the Host and token rules", "[http][guard][HTTP-2]") {
   GuardOptions options;
   options.token = "t";
   CHECK(HttpGuardStatus(
@@ -142,7 +143,7 @@ TEST_CASE("The Origin rule answers before the Host and token rules", "[http][gua
   CHECK(HttpGuardStatus(HttpGuardRequest({{"host", "evil.example.com"}}), options) == 403);
 }
 
-TEST_CASE("IsLoopbackBind knows the loopback addresses and names", "[http][guard]") {
+TEST_CASE("IsLoopbackBind knows the loopback addresses and names", "[http][guard][HTTP-2]") {
   CHECK(IsLoopbackBind("127.0.0.1"));
   CHECK(IsLoopbackBind("127.1.2.3"));
   CHECK(IsLoopbackBind("::1"));
@@ -156,7 +157,8 @@ TEST_CASE("IsLoopbackBind knows the loopback addresses and names", "[http][guard
   CHECK_FALSE(IsLoopbackBind(""));
 }
 
-TEST_CASE("HostPart drops the port of a host or a bracketed IPv6 address", "[http][guard]") {
+TEST_CASE("HostPart drops the port of a host or a bracketed IPv6 address",
+          "[http][guard][HTTP-2]") {
   CHECK(HostPart("localhost:8080") == "localhost");
   CHECK(HostPart("localhost") == "localhost");
   CHECK(HostPart("127.0.0.1:1") == "127.0.0.1");
@@ -168,7 +170,7 @@ TEST_CASE("HostPart drops the port of a host or a bracketed IPv6 address", "[htt
   CHECK_FALSE(IsLoopbackHost("evil.example.com"));
 }
 
-TEST_CASE("ConstantTimeEquals compares whole strings", "[http][guard]") {
+TEST_CASE("ConstantTimeEquals compares whole strings", "[http][guard][HTTP-2]") {
   CHECK(ConstantTimeEquals("", ""));
   CHECK(ConstantTimeEquals("token", "token"));
   CHECK_FALSE(ConstantTimeEquals("token", "tokex"));
