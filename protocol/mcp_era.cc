@@ -40,6 +40,14 @@ constexpr MethodName kMethods[] = {
     {"tasks/cancel", McpMethod::kCancelTask, Eras::kTasks},
     {"tasks/update", McpMethod::kUpdateTask, Eras::kModernTasks},
     {"subscriptions/listen", McpMethod::kListen, Eras::kModern},
+    {"resources/list", McpMethod::kListResources, Eras::kBoth},
+    {"resources/templates/list", McpMethod::kListResourceTemplates, Eras::kBoth},
+    {"resources/read", McpMethod::kReadResource, Eras::kBoth},
+    {"resources/subscribe", McpMethod::kSubscribe, Eras::kLegacy},
+    {"resources/unsubscribe", McpMethod::kUnsubscribe, Eras::kLegacy},
+    {"prompts/list", McpMethod::kListPrompts, Eras::kBoth},
+    {"prompts/get", McpMethod::kGetPrompt, Eras::kBoth},
+    {"completion/complete", McpMethod::kComplete, Eras::kBoth},
 };
 
 bool ExistsIn(Eras eras, const WireForm& wire) {
@@ -78,7 +86,22 @@ Decoded<McpRequest> DecodeCallTool(const WireForm& wire, Json params, const Know
   return Widen(std::move(decoded));
 }
 
+// Rule 6: a legacy era leaves the multi round-trip members unread.
+Json WithoutRetry(const WireForm& wire, Json params) {
+  if (!IsModern(wire) && params.is_object()) {
+    params.erase("inputResponses");
+    params.erase("requestState");
+  }
+  return params;
+}
+
 }  // namespace
+
+RpcError ResourceNotFound(const WireForm& wire, const std::string& uri) {
+  // MCP 2025-11-25 names -32002; 2026-07-28 makes it -32602 (SEP-2164).
+  const int code = IsModern(wire) ? -32602 : -32002;
+  return RpcError{code, "Resource not found: " + QuoteForError(uri), Json{{"uri", uri}}};
+}
 
 WireForm NegotiateWireForm(std::string_view requested_version, bool task_store) {
   WireForm wire;
@@ -139,6 +162,22 @@ Decoded<McpRequest> DecodeRequest(const WireForm& wire, McpMethod method, Json p
       return Widen(DecodeUpdateTaskRequest(params));
     case McpMethod::kListen:
       return Widen(DecodeListenRequest(params));
+    case McpMethod::kListResources:
+      return Widen(DecodeListResourcesRequest(params));
+    case McpMethod::kListResourceTemplates:
+      return Widen(DecodeListResourceTemplatesRequest(params));
+    case McpMethod::kReadResource:
+      return Widen(DecodeReadResourceRequest(WithoutRetry(wire, std::move(params))));
+    case McpMethod::kSubscribe:
+      return Widen(DecodeSubscribeRequest(params, true));
+    case McpMethod::kUnsubscribe:
+      return Widen(DecodeSubscribeRequest(params, false));
+    case McpMethod::kListPrompts:
+      return Widen(DecodeListPromptsRequest(params));
+    case McpMethod::kGetPrompt:
+      return Widen(DecodeGetPromptRequest(WithoutRetry(wire, std::move(params))));
+    case McpMethod::kComplete:
+      return Widen(DecodeCompleteRequest(params));
   }
   return MethodNotFound("");  // unreachable: every method is handled above
 }

@@ -25,6 +25,14 @@
 //     tasks/get, tasks/update and tasks/cancel exist (whether the request declared the
 //     extension is the session's check: -32021). params.task is always dropped unread (the
 //     server decides what becomes a task) and no tool lists execution.taskSupport.
+//  6. Resources, prompts and completion (mcp_surface_types.h) exist in every era:
+//     resources/list, resources/templates/list, resources/read, prompts/list, prompts/get
+//     and completion/complete; resources/subscribe and resources/unsubscribe only in a
+//     legacy era (2026-07-28 subscribes on subscriptions/listen). A modern resources/read
+//     or prompts/get may carry inputResponses and requestState; a legacy one leaves them
+//     unread. A resource that does not exist is -32602 with data.uri in 2026-07-28 and
+//     -32002 in a legacy era (ResourceNotFound). Whether the server has any of it is the
+//     server's to say (capabilities); which methods exist is not.
 //  5. Results (FinishResult): resultType "complete" on every result unless it has its own
 //     ("task", "input_required"), and the server's Implementation in
 //     _meta["io.modelcontextprotocol/serverInfo"]; tools/list and server/discover carry
@@ -41,6 +49,7 @@
 
 #include "protocol/mcp_error.h"
 #include "protocol/mcp_results.h"
+#include "protocol/mcp_surface_types.h"
 #include "protocol/mcp_types.h"
 
 namespace keel {
@@ -78,6 +87,14 @@ enum class McpMethod {
   kCancelTask,
   kUpdateTask,
   kListen,
+  kListResources,
+  kListResourceTemplates,
+  kReadResource,
+  kSubscribe,
+  kUnsubscribe,
+  kListPrompts,
+  kGetPrompt,
+  kComplete,
 };
 // The request method `name` names in `wire`'s era; nullopt: MethodNotFound(name).
 std::optional<McpMethod> MethodOf(const WireForm& wire, std::string_view name);
@@ -89,11 +106,16 @@ std::optional<McpNotification> NotificationOf(const WireForm& wire, std::string_
 using McpRequest =
     std::variant<InitializeRequest, PingRequest, DiscoverRequest, ListToolsRequest, CallToolRequest,
                  SetLevelRequest, GetTaskRequest, TaskResultRequest, ListTasksRequest,
-                 CancelTaskRequest, UpdateTaskRequest, ListenRequest>;
+                 CancelTaskRequest, UpdateTaskRequest, ListenRequest, ListResourcesRequest,
+                 ListResourceTemplatesRequest, ReadResourceRequest, SubscribeRequest,
+                 ListPromptsRequest, GetPromptRequest, CompleteRequest>;
 // The typed request for `method`'s params (consumed), or the error that answers it
 // (mcp_types.h rule 1). `known_tool` is DecodeCallToolRequest's.
 Decoded<McpRequest> DecodeRequest(const WireForm& wire, McpMethod method, Json params,
                                   const KnownTool& known_tool = nullptr);
+
+// resources/read of a URI keel does not serve (rule 6).
+RpcError ResourceNotFound(const WireForm& wire, const std::string& uri);
 
 // The initialize answer in `wire`'s era: its version and capabilities.
 InitializeResult InitializeResultFor(const WireForm& wire, Implementation server_info,

@@ -21,6 +21,14 @@ void to_json(Json& json, const ServerCapabilities& capabilities) {
   if (capabilities.tasks_extension) {
     json["extensions"] = {{std::string(kTasksExtension), Json::object()}};
   }
+  if (capabilities.resources) {
+    json["resources"] = {{"subscribe", capabilities.resources_subscribe},
+                         {"listChanged", capabilities.resources_list_changed}};
+  }
+  if (capabilities.prompts) {
+    json["prompts"] = {{"listChanged", capabilities.prompts_list_changed}};
+  }
+  if (capabilities.completions) json["completions"] = Json::object();
 }
 
 // The hints' members, added to an object result.

@@ -37,6 +37,14 @@ struct ServerCapabilities {
   bool tasks = false;
   // extensions: {"io.modelcontextprotocol/tasks": {}}: the tasks extension (2026-07-28).
   bool tasks_extension = false;
+  // resources: {subscribe?, listChanged?} when keel serves resources; prompts: {listChanged?}
+  // when it serves prompts; completions: {} when something completes (issue 21).
+  bool resources = false;
+  bool resources_subscribe = false;
+  bool resources_list_changed = false;
+  bool prompts = false;
+  bool prompts_list_changed = false;
+  bool completions = false;
   bool operator==(const ServerCapabilities&) const = default;
 };
 

@@ -168,6 +168,24 @@ Decoded<ListenRequest> DecodeListenRequest(const Json& params) {
   const auto tools = notifications->find("toolsListChanged");
   request.tools_list_changed =
       tools != notifications->end() && tools->is_boolean() && tools->get<bool>();
+  const auto flag = [&](const char* name) {
+    const auto it = notifications->find(name);
+    return it != notifications->end() && it->is_boolean() && it->get<bool>();
+  };
+  request.prompts_list_changed = flag("promptsListChanged");
+  request.resources_list_changed = flag("resourcesListChanged");
+  if (const auto uris = notifications->find("resourceSubscriptions");
+      uris != notifications->end() && !uris->is_null()) {
+    if (!uris->is_array()) {
+      return InvalidParams("notifications.resourceSubscriptions must be an array of URIs");
+    }
+    for (const Json& uri : *uris) {
+      if (!uri.is_string()) {
+        return InvalidParams("notifications.resourceSubscriptions must be an array of URIs");
+      }
+      request.resource_subscriptions.push_back(uri.get<std::string>());
+    }
+  }
   return request;
 }
 
@@ -233,6 +251,12 @@ void to_json(Json& json, const CancelTaskRequest& request) { json = {{"taskId", 
 
 void to_json(Json& json, const ListenRequest& request) {
   json = {{"notifications", {{"toolsListChanged", request.tools_list_changed}}}};
+  Json& notifications = json["notifications"];
+  if (request.prompts_list_changed) notifications["promptsListChanged"] = true;
+  if (request.resources_list_changed) notifications["resourcesListChanged"] = true;
+  if (!request.resource_subscriptions.empty()) {
+    notifications["resourceSubscriptions"] = request.resource_subscriptions;
+  }
 }
 
 void to_json(Json& json, const UpdateTaskRequest& request) {

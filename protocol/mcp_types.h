@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -105,7 +106,11 @@ struct UpdateTaskRequest {
 
 // subscriptions/listen (MCP 2026-07-28): what the client wants to hear about on this stream.
 struct ListenRequest {
-  bool tools_list_changed = false;  // notifications.toolsListChanged
+  bool tools_list_changed = false;      // notifications.toolsListChanged
+  bool prompts_list_changed = false;    // notifications.promptsListChanged
+  bool resources_list_changed = false;  // notifications.resourcesListChanged
+  // notifications.resourceSubscriptions: the URIs whose updates the client wants.
+  std::vector<std::string> resource_subscriptions;
   bool operator==(const ListenRequest&) const = default;
 };
 

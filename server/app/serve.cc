@@ -21,6 +21,7 @@
 #include "server/app/serve_config.h"
 #include "server/app/signal_pipe.h"
 #include "server/app/stdio_server.h"
+#include "server/app/surface_setup.h"
 #include "server/app/tool_set.h"
 #include "server/tasks/task_store_thread.h"
 #include "server/trace/trace_log.h"
@@ -98,7 +99,8 @@ int Serve(const CliOptions& flags) {
                       .out = io.out,
                       .signal_fd = io.signal_fd,
                       .http = std::move(http.options),
-                      .no_stdio = flags.no_stdio},
+                      .no_stdio = flags.no_stdio,
+                      .surface = BuildSurface(flags, *config.catalog, durable.ledger)},
                      std::move(task_store));
   return server.Run();
 }

@@ -14,6 +14,7 @@
 #include "server/app/policy_reload.h"
 #include "server/app/serve_exit.h"
 #include "server/app/serve_session_options.h"
+#include "server/app/surface_setup.h"
 #include "server/runtime/process_runner.h"
 #include "server/tasks/task_recovery.h"
 
@@ -109,10 +110,16 @@ void StdioServer::WireSession() {
         [this](PeerId peer) { session_.ForgetPeer(peer); });
   }
   session_.SetPolicy(parts_.policy);
+  if (parts_.surface) session_.SetSurface(parts_.surface);
+  surface_watch_.Follow();
   session_.set_on_finished([this] { loop_.Stop(); });
 }
 
 void StdioServer::ReloadPolicy() {
+  if (std::shared_ptr<Surface> surface = ReloadSurface(parts_.flags, parts_.ledger)) {
+    session_.SetSurface(std::move(surface));
+    surface_watch_.Follow();
+  }
   PolicyHandle next = ReloadPolicyFile(parts_.flags.policy_file, *session_.policy());
   if (!next) return;
   session_.SetPolicy(next);

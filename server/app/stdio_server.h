@@ -12,6 +12,8 @@
 //     answers never reach a destroyed loop.
 //  3. Serving ends when the session has finished (after stdin EOF or a signal) or at once when
 //     the client closes stdout (nothing keel writes can arrive).
+//  5. SIGHUP also reloads the --catalog file's resources, prompts and completions (the
+//     tools stay those of start-up): a file that does not load keeps what is in force.
 //  4. A policy reload that fails keeps the policy in force; one that succeeds is put in force
 //     on the loop thread and recorded in the database on a worker.
 #pragma once
@@ -22,6 +24,7 @@
 #include "server/app/cli_options.h"
 #include "server/app/durable_upkeep.h"
 #include "server/app/signal_dispatch.h"
+#include "server/app/surface_watch.h"
 #include "server/app/tool_set.h"
 #include "server/durable/ledger_service.h"
 #include "server/policy/policy.h"
@@ -54,6 +57,8 @@ struct ServeParts {
   // served.
   std::optional<McpHttpOptions> http;
   bool no_stdio = false;
+  // The resources, prompts and completions served (surface_setup.h); null: none.
+  std::shared_ptr<Surface> surface;
 };
 
 class StdioServer {
@@ -113,6 +118,7 @@ class StdioServer {
   Router router_{*this};
   std::unique_ptr<McpHttpTransport> http_;  // null without --http
   LedgerReaper reaper_;
+  SurfaceWatch surface_watch_{loop_, session_};
   SignalDispatch signals_;
 };
 

@@ -28,6 +28,18 @@ using Json = nlohmann::json;
 class Tool;
 struct InputRound;
 
+// What a call answers (server/surface/surface_answer.h): a tools/call's CallToolResult, or
+// the result of resources/read, prompts/get or completion/complete made from the internal
+// call that computed it.
+enum class AnswerAs { kToolResult, kResource, kPrompt, kCompletion };
+// What a call answers and, for a resource read, the URI read and the MIME type of a
+// template's content.
+struct AnswerTarget {
+  AnswerAs as = AnswerAs::kToolResult;
+  std::string uri;
+  std::string mime_type;
+};
+
 struct CallIdentity {
   std::string tool_name;
   Tool* tool = nullptr;  // the registry's; it outlives every call
@@ -58,6 +70,11 @@ struct CallIdentity {
   // of its earlier rounds and what sealing the next round needs (server/input/input_round.h).
   // Null for every other call: it cannot be asked anything.
   std::shared_ptr<const InputRound> input;
+  // What the call answers, and for a resource read the URI read and the MIME type of a
+  // template's content.
+  AnswerAs answer = AnswerAs::kToolResult;
+  std::string answer_uri;
+  std::string answer_mime;
 };
 
 // The identity of a call of `tool` with these arguments and request _meta: its name, the

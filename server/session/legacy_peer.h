@@ -13,6 +13,8 @@
 #pragma once
 
 #include <optional>
+#include <set>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +27,7 @@ struct LegacyPeer {
   WireForm wire;                          // the era its initialize negotiated
   nlohmann::json client_capabilities;     // what it declared it can answer (MRTR-1)
   std::optional<LoggingLevel> log_level;  // logging/setLevel (or --client-log-level)
+  std::set<std::string> subscriptions;    // resources/subscribe URIs
 };
 
 }  // namespace keel

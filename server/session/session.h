@@ -54,6 +54,11 @@
 //     responses, errors, progress, a call's log messages and questions. Lines about no
 //     request (legacy task status notifications) go to kNoExchange. A closed exchange's
 //     lines are dropped; OnExchangeClosed cancels what is still waiting on it.
+// 13. Resources, prompts and completion (server/surface/): lists are answered on the loop;
+//     resources/read, prompts/get and a completion command run as calls of internal tools
+//     through the same admission, pool, coordinator and trace as tools/call, and their
+//     CallToolResult becomes the method's answer (surface_answer.h). Without a surface (or
+//     an empty part of it) the methods are -32601 and nothing is declared.
 // 12. subscriptions/listen (2026-07-28): the stream's first message is
 //     notifications/subscriptions/acknowledged listing what keel will send (toolsListChanged
 //     only); every notification on it carries _meta subscriptionId = the listen id. It ends
@@ -88,6 +93,7 @@
 #include "server/runtime/worker_pool.h"
 #include "server/session/client_log.h"
 #include "server/session/legacy_peer.h"
+#include "server/surface/surface.h"
 #include "server/tasks/task_manager.h"
 #include "server/tasks/task_store_thread.h"
 #include "server/trace/trace_log.h"
@@ -198,6 +204,21 @@ class Session {
   const RequestCoordinator& coordinator() const { return coordinator_; }
   // Null without a task store.
   TaskManager* tasks() { return tasks_.get(); }
+  // session_surface.cc: the resources, prompts and completions served (invariant 13). Null:
+  // none (resources/*, prompts/* and completion/complete are -32601). A new surface replaces
+  // the one in force (a catalog reload): listeners hear of the lists that changed; the old
+  // one is kept while calls may still run its readers.
+  void SetSurface(std::shared_ptr<Surface> surface);
+  const std::shared_ptr<Surface>& surface() const { return surface_; }
+  // A mounted directory or a resource file changed (server/resources/file_watch.h): mounts
+  // are listed again (resources/list_changed when the list changed), and subscribers of
+  // the URIs of `paths` hear notifications/resources/updated.
+  void OnResourceFilesChanged(const std::vector<std::string>& paths);
+  // The prompt list changed (a reload, or the conformance fixture that says so).
+  void NotifyPromptsListChanged();
+  void NotifyResourcesListChanged();
+  void NotifyResourceUpdated(const std::string& uri);
+
   // The resilience policy in force; a reload swaps it (loop thread). Its version goes into
   // every trace record.
   void SetPolicy(PolicyHandle policy) { policy_ = std::move(policy); }
@@ -228,6 +249,29 @@ class Session {
   void Initialize(const RequestContext& request, const InitializeRequest& initialize);
   void Discover(const RequestContext& request);
   void ListTools(const RequestContext& request, const ListToolsRequest& list);
+  // session_surface.cc: resources, prompts, completion (invariant 13).
+  void ListResources(const RequestContext& request, const ListResourcesRequest& list);
+  void ListResourceTemplates(const RequestContext& request,
+                             const ListResourceTemplatesRequest& list);
+  void ReadResource(const RequestContext& request, const ReadResourceRequest& read);
+  void Subscribe(const RequestContext& request, const SubscribeRequest& subscribe);
+  void ListPrompts(const RequestContext& request, const ListPromptsRequest& list);
+  void GetPrompt(const RequestContext& request, GetPromptRequest get);
+  void Complete(const RequestContext& request, const CompleteRequest& complete);
+  // A page of `items` as `member` of a list result, with the era's caching hints.
+  void ReplyPage(const RequestContext& request, const std::vector<Json>& items, size_t offset,
+                 const char* member, const char* cursor_list);
+  // Whether keel serves `method` now: resources/*, prompts/* and completion/complete only
+  // with something to serve (invariant 13); every other method of the era.
+  bool Serves(McpMethod method) const;
+  // What initialize and server/discover declare for the surface.
+  void DeclareSurface(ServerCapabilities& capabilities) const;
+  // Sends `method` (params + the subscription id) on every listen stream that `wants` it.
+  struct Listener;
+  void NotifyListeners(const char* method, bool Listener::*wants, Json params = Json::object());
+  // Sends `method` to every initialized legacy peer (subscribed to `subscribed_uri`, unless
+  // empty) on its own stream.
+  void NotifyLegacyPeers(const char* method, const Json& params, const std::string& subscribed_uri);
   void CallTool(const RequestContext& request, Tool& tool, CallToolRequest call);
   // A modern tools/call: a plain call, a task, or a call that may become one (9).
   void CallToolModern(const RequestContext& request, Tool& tool, CallToolRequest call);
@@ -258,9 +302,10 @@ class Session {
   // handed to the pool; or refused.
   // `may_become_task`: the call becomes a task if it still runs after task_after (9).
   // `input`: a modern call of a tool that may ask for input (BeginInput).
+  // `answer`: what the call answers (a surface method's internal call: session_surface.cc).
   void AdmitCall(const RequestContext& request, Tool& tool, Json arguments, Json meta,
                  Json progress_token, bool may_become_task = false,
-                 std::shared_ptr<const InputRound> input = nullptr);
+                 std::shared_ptr<const InputRound> input = nullptr, AnswerTarget answer = {});
   // What every call's result goes through before it is encoded (the coordinator's result
   // filter): the output schema rule, and a question the call cannot ask (InputUnavailable).
   Json FilterCallResult(const CallIdentity& call, Json result) const;
@@ -277,6 +322,9 @@ class Session {
   // What admission reads of the session now (Admit, admission.h), for a call from the
   // client whose message is being handled (current_client_).
   AdmissionState AdmissionNow();
+  // A refused internal call of a surface method, answered as that method's error.
+  void RefuseSurfaceCall(const RequestContext& request, const AnswerTarget& answer,
+                         const Refusal& refusal);
   // A refused call or task creation, answered as its request is (Refusal::as_result).
   void SendRefusal(const RequestContext& request, const ToolSpec& spec, const Refusal& refusal);
   // Queues the job of an admitted call or task's work for the pool (see unsubmitted_):
@@ -329,6 +377,8 @@ class Session {
   std::shared_ptr<CallInbox> inbox_;    // where jobs report (they hold a weak_ptr)
   std::shared_ptr<CallRunner> runner_;  // the worker side; jobs share it
   PolicyHandle policy_;
+  std::shared_ptr<Surface> surface_;
+  std::vector<std::shared_ptr<Surface>> retired_surfaces_;  // readers calls may still run
   // Who keel is (initialize), and what every modern result adds (encoded once).
   ResultStamp stamp_;
   // The questions legacy calls' tools send their client (MRTR-1).
@@ -350,6 +400,9 @@ class Session {
     ExchangeId exchange = kNoExchange;
     PeerId peer = kNoPeer;
     bool tools_list_changed = false;
+    bool prompts_list_changed = false;
+    bool resources_list_changed = false;
+    std::vector<std::string> resource_subscriptions;
   };
   std::unordered_map<std::string, Listener> listeners_;
 

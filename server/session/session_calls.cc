@@ -3,13 +3,14 @@
 // call's tracer (OBS-1) from its start to its settle. The worker side is the CallRunner's.
 #include "protocol/mcp_version.h"
 #include "server/session/session.h"
+#include "server/surface/surface_answer.h"
 #include "server/tasks/task_wire.h"
 
 namespace keel {
 
 void Session::AdmitCall(const RequestContext& request, Tool& tool, Json arguments, Json meta,
                         Json progress_token, bool may_become_task,
-                        std::shared_ptr<const InputRound> input) {
+                        std::shared_ptr<const InputRound> input, AnswerTarget answer) {
   const ToolSpec& spec = tool.spec();
   const bool modern = IsModern(request.wire);
   std::variant<Refusal, AdmittedCall> admission =
@@ -21,6 +22,7 @@ void Session::AdmitCall(const RequestContext& request, Tool& tool, Json argument
                       LoggingLevel::kWarning, "keel",
                       Json{{"event", "server_busy"}, {"tool", spec.name}}, request.exchange);
     }
+    if (answer.as != AnswerAs::kToolResult) return RefuseSurfaceCall(request, answer, *refusal);
     return SendRefusal(request, spec, *refusal);
   }
   AdmittedCall& call = std::get<AdmittedCall>(admission);
@@ -31,6 +33,9 @@ void Session::AdmitCall(const RequestContext& request, Tool& tool, Json argument
   call.identity.modern = modern;
   call.identity.log_level = request.log_level;
   call.identity.input = std::move(input);
+  call.identity.answer = answer.as;
+  call.identity.answer_uri = std::move(answer.uri);
+  call.identity.answer_mime = std::move(answer.mime_type);
   if (spec.runs_on_loop) {
     ToolContext ctx(std::move(arguments), CancellationToken(), nullptr);
     ctx.set_meta(std::move(meta));
@@ -83,6 +88,20 @@ bool Session::AtCapacity() {
   SubmitHeldCalls();
   loop_.RunPosted();
   return coordinator_.AtCapacity();
+}
+
+void Session::RefuseSurfaceCall(const RequestContext& request, const AnswerTarget& answer,
+                                const Refusal& refusal) {
+  // A refusal a tools/call answers with an isError result is the method's error here.
+  const Json result = refusal.as_result ? ErrorResult(refusal.text, refusal.error) : Json();
+  if (!refusal.as_result) {
+    return Out(request.exchange)
+        .SendResponse(EncodeError(request.id, refusal.code, refusal.text, refusal.error));
+  }
+  std::variant<Json, RpcError> answered =
+      SurfaceAnswer(request.wire, answer.as, result, answer.uri, answer.mime_type);
+  if (const RpcError* error = std::get_if<RpcError>(&answered)) return ReplyError(request, *error);
+  Reply(request, std::get<Json>(answered));
 }
 
 void Session::SendRefusal(const RequestContext& request, const ToolSpec& spec,

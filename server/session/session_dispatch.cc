@@ -76,7 +76,7 @@ void Session::HandleRequest(Message& message, ExchangeId exchange, PeerId peer) 
   }
   const RequestContext request{id, exchange, peer, LegacyWireOf(peer)};
   const std::optional<McpMethod> method = MethodOf(request.wire, message.method);
-  if (!method) return ReplyError(request, MethodNotFound(message.method));
+  if (!method || !Serves(*method)) return ReplyError(request, MethodNotFound(message.method));
   if (*method == McpMethod::kPing) return Reply(request, Json::object());
   if (*method == McpMethod::kInitialize) {
     if (PeerInitialized(peer)) return ReplyError(request, AlreadyInitialized());
@@ -92,7 +92,7 @@ void Session::HandleModernRequest(Message& message, ExchangeId exchange, PeerId 
   if (!envelope.ok()) return ReplyError(exchange, id, envelope.error());
   const WireForm wire = ModernWireForm(tasks_ != nullptr);
   const std::optional<McpMethod> method = MethodOf(wire, message.method);
-  if (!method) return ReplyError(exchange, id, MethodNotFound(message.method));
+  if (!method || !Serves(*method)) return ReplyError(exchange, id, MethodNotFound(message.method));
   // -32021 (a missing client capability) comes before the params are read. keel's one
   // question, an approval, falls back to approval_required without elicitation, so only
   // the tasks extension is ever required.
@@ -137,6 +137,13 @@ void Session::Serve(const RequestContext& request, McpRequest& decoded, Tool* to
           [&](CancelTaskRequest& cancel) { tasks_->Cancel(to, cancel, DialectOf(request.wire)); },
           [&](UpdateTaskRequest& update) { tasks_->Update(to, update); },
           [&](ListenRequest& listen) { Listen(request, listen); },
+          [&](ListResourcesRequest& list) { ListResources(request, list); },
+          [&](ListResourceTemplatesRequest& list) { ListResourceTemplates(request, list); },
+          [&](ReadResourceRequest& read) { ReadResource(request, read); },
+          [&](SubscribeRequest& subscribe) { Subscribe(request, subscribe); },
+          [&](ListPromptsRequest& list) { ListPrompts(request, list); },
+          [&](GetPromptRequest& get) { GetPrompt(request, std::move(get)); },
+          [&](CompleteRequest& complete) { Complete(request, complete); },
       },
       decoded);
 }
@@ -148,13 +155,16 @@ void Session::Initialize(const RequestContext& request, const InitializeRequest&
   peer.client_capabilities = initialize.capabilities;
   peer.log_level = options_.client_log_level;
   const WireForm& wire = peer.wire;
-  Reply(RequestContext{request.id, request.exchange, request.peer, wire},
-        ToWire(wire, InitializeResultFor(wire, stamp_.server_info(), InstructionsFor(wire))));
+  InitializeResult result = InitializeResultFor(wire, stamp_.server_info(), InstructionsFor(wire));
+  DeclareSurface(result.capabilities);
+  Reply(RequestContext{request.id, request.exchange, request.peer, wire}, ToWire(wire, result));
 }
 
 void Session::Discover(const RequestContext& request) {
-  Reply(request, ToWire(request.wire, DiscoverResultFor(request.wire, InstructionsFor(request.wire),
-                                                        options_.cache)));
+  DiscoverResult result =
+      DiscoverResultFor(request.wire, InstructionsFor(request.wire), options_.cache);
+  DeclareSurface(result.capabilities);
+  Reply(request, ToWire(request.wire, result));
 }
 
 void Session::ListTools(const RequestContext& request, const ListToolsRequest& list) {

@@ -8,6 +8,7 @@
 #include "server/input/approval_input.h"
 #include "server/runtime/random_hex.h"
 #include "server/session/session.h"
+#include "server/surface/surface_answer.h"
 
 namespace keel {
 
@@ -77,10 +78,17 @@ Json Session::FilterCallResult(const CallIdentity& call, Json result) const {
 }
 
 std::string Session::EncodeCallResult(const CallIdentity& call, const Json& result) {
-  if (!call.modern) return EncodeResultAs(LegacyWireOf(call.peer), call.request_id, result, stamp_);
-  const WireForm wire = ModernWireForm(tasks_ != nullptr);
-  if (!call.input || !IsInputRequired(result)) {
-    return EncodeResultAs(wire, call.request_id, result, stamp_);
+  const WireForm wire = call.modern ? ModernWireForm(tasks_ != nullptr) : LegacyWireOf(call.peer);
+  if (!call.modern || !call.input || !IsInputRequired(result)) {
+    if (call.answer == AnswerAs::kToolResult) {
+      return EncodeResultAs(wire, call.request_id, result, stamp_);
+    }
+    std::variant<Json, RpcError> answered =
+        SurfaceAnswer(wire, call.answer, result, call.answer_uri, call.answer_mime);
+    if (const RpcError* error = std::get_if<RpcError>(&answered)) {
+      return EncodeRpcError(call.request_id, *error);
+    }
+    return EncodeResultAs(wire, call.request_id, std::get<Json>(answered), stamp_);
   }
   const InputClock clock{&options_.state_keys, wall_clock_ms_(), RandomHex(16)};
   std::variant<Json, RpcError> finished =

@@ -1,10 +1,9 @@
 // Session: subscriptions/listen, the 2026-07-28 subscribe-and-notify pattern (invariant 12;
-// reference/mcp-2026-07-28.md §7.4). keel honours toolsListChanged only: it serves no
-// resources or prompts yet, and task notifications are not offered.
+// reference/mcp-2026-07-28.md §7.4). keel honours toolsListChanged, and promptsListChanged,
+// resourcesListChanged and resourceSubscriptions when it serves prompts or resources
+// (session_surface.cc sends those); task notifications are not offered.
 #include <utility>
 #include <vector>
-
-#include <spdlog/spdlog.h>
 
 #include "protocol/json_rpc.h"
 #include "server/session/session.h"
@@ -23,10 +22,21 @@ void Session::Listen(const RequestContext& request, const ListenRequest& listen)
     Reply(request, Json{{"_meta", {{kSubscriptionId, request.id}}}});
     return;
   }
-  listeners_[PeerIdKey(request.peer, request.id)] =
-      Listener{request.id, request.exchange, request.peer, listen.tools_list_changed};
+  const bool prompts = surface_ != nullptr && !surface_->prompts().empty();
+  const bool resources = surface_ != nullptr && !surface_->resources().empty();
+  Listener listener{request.id, request.exchange, request.peer, listen.tools_list_changed};
+  listener.prompts_list_changed = prompts && listen.prompts_list_changed;
+  listener.resources_list_changed = resources && listen.resources_list_changed;
+  if (resources) listener.resource_subscriptions = listen.resource_subscriptions;
+  // The ack lists only what keel will send.
   Json honoured = Json::object();
-  if (listen.tools_list_changed) honoured["toolsListChanged"] = true;
+  if (listener.tools_list_changed) honoured["toolsListChanged"] = true;
+  if (listener.prompts_list_changed) honoured["promptsListChanged"] = true;
+  if (listener.resources_list_changed) honoured["resourcesListChanged"] = true;
+  if (!listener.resource_subscriptions.empty()) {
+    honoured["resourceSubscriptions"] = listener.resource_subscriptions;
+  }
+  listeners_[PeerIdKey(request.peer, request.id)] = std::move(listener);
   // Never dropped (SendRequest): the ack must be the stream's first message.
   Out(request.exchange)
       .SendRequest(EncodeNotification("notifications/subscriptions/acknowledged",
@@ -58,15 +68,7 @@ void Session::EndAllListeners() {
 }
 
 void Session::NotifyToolsListChanged() {
-  size_t told = 0;
-  for (const auto& [key, listener] : listeners_) {
-    if (!listener.tools_list_changed) continue;
-    Out(listener.exchange)
-        .SendRequest(EncodeNotification("notifications/tools/list_changed",
-                                        Json{{"_meta", {{kSubscriptionId, listener.id}}}}));
-    ++told;
-  }
-  if (told > 0) spdlog::info("told {} subscription(s) that the tool list changed", told);
+  NotifyListeners("notifications/tools/list_changed", &Listener::tools_list_changed);
 }
 
 }  // namespace keel
