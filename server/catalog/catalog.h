@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/catalog/command_spec.h"
+#include "server/catalog/surface_entries.h"
 #include "server/catalog/tool.h"
 #include "server/policy/policy_types.h"
 
@@ -63,6 +64,9 @@ struct CatalogEntry {
 
 struct Catalog {
   std::vector<CatalogEntry> tools;  // in file order (the tools/list order)
+  std::vector<ResourceEntry> resources;                    // the resources/list order
+  std::vector<ResourceTemplateEntry> resource_templates;  // resources/templates/list order
+  std::vector<PromptEntry> prompts;                        // the prompts/list order
 };
 
 // Exactly one of the two is set: a catalog, or at least one problem.

@@ -100,11 +100,25 @@ class TextTemplateReader final : public Tool {
   ToolSpec spec_;
 };
 
+// A file whose name says nothing of its type (README, Makefile) that holds UTF-8 text with no
+// control characters but tab, CR and LF is text/plain: hosts show it instead of a blob.
+bool LooksLikePlainText(const std::string& bytes) {
+  if (!IsValidUtf8(bytes)) return false;
+  for (const char c : bytes) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\t' && c != '\r' && c != '\n') || u == 0x7F) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Json ContentItem(const std::string& uri, const std::string& mime_type, const std::string& bytes) {
   Json item = {{"uri", uri}, {"mimeType", mime_type}};
-  if (IsTextMimeType(mime_type) && IsValidUtf8(bytes)) {
+  if (mime_type == "application/octet-stream" && LooksLikePlainText(bytes)) {
+    item["mimeType"] = "text/plain";
+    item["text"] = bytes;
+  } else if (IsTextMimeType(mime_type) && IsValidUtf8(bytes)) {
     item["text"] = bytes;
   } else {
     item["blob"] = Base64Encode(bytes);

@@ -53,6 +53,14 @@ Json CommandValues(const Json& result) {
   return ToWire(CappedCompletion(std::move(values)));
 }
 
+// Rule 4: a modern read says how long it may be reused.
+Json WithReadHints(const WireForm& wire, AnswerAs as, Json result) {
+  if (as != AnswerAs::kResource || !IsModern(wire)) return result;
+  if (!result.contains("ttlMs")) result["ttlMs"] = 0;
+  if (!result.contains("cacheScope")) result["cacheScope"] = "public";
+  return result;
+}
+
 }  // namespace
 
 Json ResourceNotFoundResult(const std::string& uri) {
@@ -70,9 +78,10 @@ std::variant<Json, RpcError> SurfaceAnswer(const WireForm& wire, AnswerAs as, co
                                                  : "values";
   if (as != AnswerAs::kCompletion && structured != result.end() && structured->is_object() &&
       structured->contains(member)) {
-    return *structured;
+    return WithReadHints(wire, as, *structured);
   }
-  if (as == AnswerAs::kResource) return CommandContents(result, uri, mime_type);
+  if (as == AnswerAs::kResource)
+    return WithReadHints(wire, as, CommandContents(result, uri, mime_type));
   if (as == AnswerAs::kCompletion) return CommandValues(result);
   return RpcError{kInternalError, "the prompt gave no messages", Json()};
 }

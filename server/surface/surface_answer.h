@@ -15,6 +15,8 @@
 //     error (-32602 with data.uri in 2026-07-28, -32002 before), "invalid_params" is
 //     -32602 with the result's text, anything else (a command that failed, a timeout, a
 //     file changed while read) is -32603 with the result's text.
+//  4. A 2026-07-28 read carries the caching hints ttlMs 0 and cacheScope "public": a file or
+//     a command's output may change at any time, and keel serves everyone the same.
 #pragma once
 
 #include <string>
