@@ -58,6 +58,10 @@ struct CallIdentity {
   // of its earlier rounds and what sealing the next round needs (server/input/input_round.h).
   // Null for every other call: it cannot be asked anything.
   std::shared_ptr<const InputRound> input;
+  // A modern call whose request declared the tasks extension, of a tool whose taskSupport is
+  // not "forbidden": it may become a task while it runs (--task-after, ToolContext::
+  // BecomeTask).
+  bool may_become_task = false;
 };
 
 // The identity of a call of `tool` with these arguments and request _meta: its name, the
