@@ -110,7 +110,12 @@ void StdioServer::WireSession() {
   }
   session_.SetPolicy(parts_.policy);
   session_.set_on_finished([this] { loop_.Stop(); });
+  // Invariant 5: tools fire it on workers; the Session is told on the loop.
+  parts_.tools.tools_changed->Connect(
+      [this] { loop_.Post([this] { session_.NotifyToolsListChanged(); }); });
 }
+
+StdioServer::~StdioServer() { parts_.tools.tools_changed->Connect(nullptr); }
 
 void StdioServer::ReloadPolicy() {
   PolicyHandle next = ReloadPolicyFile(parts_.flags.policy_file, *session_.policy());
