@@ -250,6 +250,10 @@ std::optional<std::string> CheckTypeKeyword(const json& value) {
   return std::nullopt;
 }
 
+// A keyword starting with "x-" (MCP's x-mcp-header, vendor annotations): an annotation of any
+// value, never a constraint, so the strict gate lets it through unchecked.
+bool IsExtensionAnnotation(const std::string& key) { return key.rfind("x-", 0) == 0; }
+
 // Returns a problem with the keyword's value (without location), or nullopt; nested schemas are
 // checked by CheckSchema and return complete messages through `nested`.
 std::optional<std::string> CheckKeyword(const std::string& key, const json& value,
@@ -297,7 +301,7 @@ std::optional<std::string> CheckKeyword(const std::string& key, const json& valu
     if (!value.is_string()) return "must be a string" + got;
   } else if (key == "examples") {
     if (!value.is_array()) return "must be an array" + got;
-  } else if (key != "default" && state.strict) {
+  } else if (key != "default" && !IsExtensionAnnotation(key) && state.strict) {
     return "unsupported keyword";
   }
   return std::nullopt;

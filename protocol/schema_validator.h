@@ -20,7 +20,7 @@
 //         schema malformed, so every reference a registered tool declares is enforced,
 //   annotations, which are checked for shape but never affect validation: title, description,
 //         $comment, $schema (any URI: the dialect is always the one described here), default,
-//         examples.
+//         examples, and any keyword starting with "x-" (e.g. MCP's x-mcp-header), of any value.
 // The schemas `true` (accept everything) and `false` (reject everything) are supported anywhere a
 // schema may appear.
 //

@@ -113,7 +113,12 @@ void StdioServer::WireSession() {
   if (parts_.surface) session_.SetSurface(parts_.surface);
   surface_watch_.Follow();
   session_.set_on_finished([this] { loop_.Stop(); });
+  // Invariant 5: tools fire it on workers; the Session is told on the loop.
+  parts_.tools.tools_changed->Connect(
+      [this] { loop_.Post([this] { session_.NotifyToolsListChanged(); }); });
 }
+
+StdioServer::~StdioServer() { parts_.tools.tools_changed->Connect(nullptr); }
 
 void StdioServer::ReloadPolicy() {
   if (std::shared_ptr<Surface> surface = ReloadSurface(parts_.flags, parts_.ledger)) {

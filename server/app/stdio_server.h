@@ -16,6 +16,9 @@
 //     tools stay those of start-up): a file that does not load keeps what is in force.
 //  4. A policy reload that fails keeps the policy in force; one that succeeds is put in force
 //     on the loop thread and recorded in the database on a worker.
+//  5. A tool that changes what keel lists (ToolSet::tools_changed) is heard on the loop
+//     thread, as a policy reload is: open subscriptions/listen streams that asked are told;
+//     the hook is connected only while this server exists.
 #pragma once
 
 #include <memory>
@@ -65,6 +68,8 @@ class StdioServer {
  public:
   // `task_store` is the --db file's, started (TaskStoreThread::Start).
   StdioServer(ServeParts parts, std::unique_ptr<TaskStoreThread> task_store);
+  // Disconnects the tool set's hooks from this server (invariant 5).
+  ~StdioServer();
   StdioServer(const StdioServer&) = delete;
   StdioServer& operator=(const StdioServer&) = delete;
 

@@ -9,6 +9,10 @@
 
 #include "server/app/exit_codes.h"
 #include "server/catalog/catalog_binding.h"
+#include "server/tools/conformance_diagnostic_tools.h"
+#include "server/tools/conformance_legacy_tools.h"
+#include "server/tools/conformance_mrtr_tools.h"
+#include "server/tools/conformance_task_tools.h"
 #include "server/tools/conformance_tools.h"
 #include "server/tools/deployment_tools.h"
 #include "server/tools/echo_tool.h"
@@ -31,8 +35,8 @@ void Append(Tools* to, Tools from, std::set<std::string>* names = nullptr) {
 // keel's own implementations the catalog may name. Test tools and fixtures are also named in
 // *test_tool_names. False after writing why (a bad --fault).
 bool MakeImplementations(const CliOptions& flags, const std::shared_ptr<LedgerService>& ledger,
-                         std::ostream& err, Tools* implementations,
-                         std::set<std::string>* test_tool_names) {
+                         std::ostream& err, const std::shared_ptr<ListChangedHook>& tools_changed,
+                         Tools* implementations, std::set<std::string>* test_tool_names) {
   implementations->push_back(MakeEchoTool());
   // Test-only: KEEL_TEST_CRASH_AT makes a mutation kill keel at one step (crash tests).
   const char* crash_at = flags.test_tools ? std::getenv("KEEL_TEST_CRASH_AT") : nullptr;
@@ -48,7 +52,12 @@ bool MakeImplementations(const CliOptions& flags, const std::shared_ptr<LedgerSe
   Append(implementations, MakeDeploymentTools(ledger, faults));
   if (flags.test_tools) Append(implementations, MakeTestTools(), test_tool_names);
   if (flags.conformance_fixtures) {
+    // The core fixtures first: the suite calls the first tool listed with no arguments.
     Append(implementations, MakeConformanceTools(), test_tool_names);
+    Append(implementations, MakeConformanceMrtrTools(), test_tool_names);
+    Append(implementations, MakeConformanceDiagnosticTools(tools_changed), test_tool_names);
+    Append(implementations, MakeConformanceLegacyTools(), test_tool_names);
+    Append(implementations, MakeConformanceTaskTools(), test_tool_names);
   }
   return true;
 }
@@ -76,7 +85,8 @@ ToolSet BuildToolSet(const CliOptions& flags, const Catalog& catalog,
   ToolSet set;
   Tools implementations;
   std::set<std::string> test_tool_names;
-  if (!MakeImplementations(flags, ledger, err, &implementations, &test_tool_names)) {
+  if (!MakeImplementations(flags, ledger, err, set.tools_changed, &implementations,
+                           &test_tool_names)) {
     set.exit_code = kExitConfig;
     return set;
   }

@@ -1,6 +1,8 @@
 // ToolSet: the tools a serving keel offers, built once at start-up. keel's implementations
 // (echo, the ledger tools, the simulated deployment backend with its --fault plan, and with
-// --test-tools / --conformance-fixtures the test tools and conformance fixtures) are bound to
+// --test-tools / --conformance-fixtures the test tools and conformance fixtures: the core
+// ones, then those for MRTR, the server-stateless diagnostics, the legacy questions and the
+// tasks extension, test_simple_text first of all) are bound to
 // the catalog's entries (catalog_binding.h), entries with `run` become command-backed tools,
 // and the test tools and fixtures the catalog does not describe are served after its own.
 //
@@ -20,6 +22,7 @@
 #include "server/catalog/tool_registry.h"
 #include "server/durable/ledger_service.h"
 #include "server/tools/command_tool.h"
+#include "server/tools/list_changed_hook.h"
 
 namespace keel {
 
@@ -28,6 +31,9 @@ struct ToolSet {
   // The command-backed tools in the registry, for the start-up reconciliation of keyed
   // writes a dead keel left without an outcome (CommandTool::ReconcileAtStartup).
   std::vector<CommandTool*> command_tools;
+  // Fired by tools that change what keel lists (the fixture test_trigger_tool_change); the
+  // server connects it to its Session before serving.
+  std::shared_ptr<ListChangedHook> tools_changed = std::make_shared<ListChangedHook>();
   std::optional<int> exit_code;  // set when keel must exit now; the reason is written
 };
 

@@ -75,6 +75,10 @@ struct CallIdentity {
   AnswerAs answer = AnswerAs::kToolResult;
   std::string answer_uri;
   std::string answer_mime;
+  // A modern call whose request declared the tasks extension, of a tool whose taskSupport is
+  // not "forbidden": it may become a task while it runs (--task-after, ToolContext::
+  // BecomeTask).
+  bool may_become_task = false;
 };
 
 // The identity of a call of `tool` with these arguments and request _meta: its name, the

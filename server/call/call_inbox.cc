@@ -85,4 +85,10 @@ void CallInbox::Port::AskEnded(uint64_t generation, std::shared_ptr<ClientAnswer
   });
 }
 
+void CallInbox::Port::BecomeTask(uint64_t generation, Json params) const {
+  Post([generation, params = std::move(params)](CallInbox& in) mutable {
+    if (in.promote_) in.promote_(generation, std::move(params));
+  });
+}
+
 }  // namespace keel

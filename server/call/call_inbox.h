@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +37,11 @@ class CallInbox {
   CallInbox(EventLoop& loop, RequestCoordinator& coordinator, ClientLog& log, TaskManager* tasks,
             ClientRequests* client = nullptr)
       : loop_(loop), coordinator_(coordinator), log_(log), tasks_(tasks), client_(client) {}
+
+  // What BecomeTask reaches on the loop: the Session's promotion of an unsettled call
+  // (ignored once the call settled or became a task). Unset: a tool's BecomeTask does nothing.
+  using PromoteFn = std::function<void(uint64_t generation, Json params)>;
+  void set_promote(PromoteFn fn) { promote_ = std::move(fn); }
 
   // A job's end of the inbox (any thread).
   class Port {
@@ -65,6 +71,9 @@ class CallInbox {
     // waiting (answered or not): the questions are forgotten, the idle clock runs again.
     void AskClient(uint64_t generation, Json requests, std::shared_ptr<ClientAnswers> box) const;
     void AskEnded(uint64_t generation, std::shared_ptr<ClientAnswers> box) const;
+    // The tool asked to become a task now (ToolContext::BecomeTask); `params` is the call's
+    // {name, arguments, _meta?}, what the task stores as its request.
+    void BecomeTask(uint64_t generation, Json params) const;
 
    private:
     template <typename Fn>
@@ -80,6 +89,7 @@ class CallInbox {
   ClientLog& log_;
   TaskManager* tasks_;
   ClientRequests* client_;
+  PromoteFn promote_;
 };
 
 }  // namespace keel

@@ -89,6 +89,13 @@ ToolContext CallRunner::ContextFor(Work& work) {
       [this, generation, tool = work.identity.tool_name](LoggingLevel level, std::string message) {
         inbox_.Log(generation, tool, level, std::move(message));
       });
+  if (work.identity.may_become_task && work.identity.task_id.empty()) {
+    // What the task stores as its request: the call's own name, arguments and _meta.
+    Json params = {{"name", work.identity.tool_name}, {"arguments", ctx.arguments()}};
+    if (!work.meta.is_null()) params["_meta"] = work.meta;
+    ctx.set_become_task(
+        [this, generation, params = std::move(params)] { inbox_.BecomeTask(generation, params); });
+  }
   ctx.set_meta(std::move(work.meta));
   ctx.set_key_components(work.identity.tool->spec().key_components);
   ctx.set_identity(std::move(work.identity));

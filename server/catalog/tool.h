@@ -83,6 +83,7 @@ class ToolContext {
   using ProgressFn =
       std::function<void(double progress, std::optional<double> total, std::string message)>;
   using LogFn = std::function<void(LoggingLevel level, std::string message)>;
+  using BecomeTaskFn = std::function<void()>;
 
   ToolContext(Json arguments, CancellationToken token, ProgressFn progress)
       : arguments_(std::move(arguments)),
@@ -159,6 +160,21 @@ class ToolContext {
     if (log_) log_(level, std::move(message));
   }
 
+  // Asks keel to make this call a task now (MCP 2026-07-28 tasks extension: the server
+  // decides): for a tool about to do long work, or one that asked for input first (the
+  // rounds of questions stay a call's; the task is made on the round that has the answers).
+  // True when keel will try: the call is a modern one whose request declared the extension,
+  // of a tool whose taskSupport is not forbidden, not a task yet. The client then gets a
+  // CreateTaskResult once the task is durably created (or, if that cannot be, the call stays
+  // a call, at --max-tasks), and what the tool returns becomes the task's result. The tool
+  // goes on either way; a second call does nothing more.
+  void set_become_task(BecomeTaskFn fn) { become_task_ = std::move(fn); }
+  bool BecomeTask() const {
+    if (!become_task_) return false;
+    become_task_();
+    return true;
+  }
+
  private:
   Json arguments_;
   std::vector<std::string> key_components_;
@@ -171,6 +187,7 @@ class ToolContext {
   CancellationToken token_;
   ProgressFn progress_;
   LogFn log_;
+  BecomeTaskFn become_task_;
 };
 
 class Tool {

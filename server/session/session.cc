@@ -5,6 +5,7 @@
 #include "protocol/error_codes.h"
 #include "server/catalog/effective_policy.h"
 #include "server/durable/state_keys.h"
+#include "server/tasks/task_wire.h"
 #include "server/transport/inbound.h"
 #include "server/transport/peer_id_key.h"
 
@@ -64,6 +65,10 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
   }
   inbox_ = std::make_shared<CallInbox>(loop_, coordinator_, client_log_, tasks_.get(),
                                        &client_requests_);
+  inbox_->set_promote([this](uint64_t generation, Json params) {
+    MarkExtensionRequest(params);
+    PromoteCall(generation, std::move(params));
+  });
   runner_ = std::make_shared<CallRunner>(
       CallRunner::Options{options_.writes_blocked, options_.random, options_.worker_clock},
       CallInbox::Port(loop_, inbox_));

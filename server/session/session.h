@@ -40,9 +40,12 @@
 //  9. The 2026-07-28 tasks extension (with a task store): tasks/get, tasks/update and
 //     tasks/cancel need the request to declare it (-32021 otherwise). A declaring
 //     tools/call becomes a task when its tool's taskSupport is "required" (answered once
-//     the row is committed), or when it is still running after `task_after` and the
-//     tool's taskSupport is not "forbidden" (its work goes on as the task's). A
-//     non-declaring call of a "required" tool is -32021; otherwise it runs as a plain call.
+//     the row is committed), or when it is still running after `task_after` or its tool
+//     asks to (ToolContext::BecomeTask), and the tool's taskSupport is not "forbidden" (its
+//     work goes on as the task's). A "required" tool that asks for input
+//     (ToolSpec::asks_for_input) runs its rounds of questions as a call and becomes a task
+//     when it says so: MRTR first, then the task. A non-declaring call of a "required" tool
+//     is -32021; otherwise it runs as a plain call.
 //     A legacy params.task on a modern call is ignored.
 // 10. A tool that asks for input (ToolSpec::asks_for_input; server/input/input_round.h) is
 //     asked in the era of its call: a modern call's question is its InputRequiredResult
@@ -300,7 +303,8 @@ class Session {
   void CancelRequest(const Json& request_id, PeerId peer);
   // session_calls.cc: a parsed tools/call (not a task): admitted, and run on the loop or
   // handed to the pool; or refused.
-  // `may_become_task`: the call becomes a task if it still runs after task_after (9).
+  // `may_become_task`: the call becomes a task if it still runs after task_after, or when
+  // its tool asks to (ToolContext::BecomeTask) (9).
   // `input`: a modern call of a tool that may ask for input (BeginInput).
   // `answer`: what the call answers (a surface method's internal call: session_surface.cc).
   void AdmitCall(const RequestContext& request, Tool& tool, Json arguments, Json meta,
@@ -312,8 +316,9 @@ class Session {
   // A call's result as its request's era writes it (the coordinator's result encoder): a
   // modern call's question becomes its InputRequiredResult (FinishInputRound).
   std::string EncodeCallResult(const CallIdentity& call, const Json& result);
-  // The task_after timer of call `generation` fired: if it is still unsettled, it becomes
-  // a task made of `params` ({name, arguments, _meta}).
+  // The task_after timer of call `generation` fired, or its tool asked (BecomeTask): if it is
+  // still unsettled and no task yet, it becomes a task made of `params` ({name, arguments,
+  // _meta}).
   void PromoteCall(uint64_t generation, Json params);
   // session_tasks.cc: a task-augmented tools/call (call.task is set), and the work of a
   // created task.

@@ -36,6 +36,7 @@ void Session::AdmitCall(const RequestContext& request, Tool& tool, Json argument
   call.identity.answer = answer.as;
   call.identity.answer_uri = std::move(answer.uri);
   call.identity.answer_mime = std::move(answer.mime_type);
+  call.identity.may_become_task = may_become_task;
   if (spec.runs_on_loop) {
     ToolContext ctx(std::move(arguments), CancellationToken(), nullptr);
     ctx.set_meta(std::move(meta));
@@ -45,9 +46,11 @@ void Session::AdmitCall(const RequestContext& request, Tool& tool, Json argument
   }
   const CallLimits limits{Millis(call.policy.timeouts.idle_ms),
                           Millis(call.policy.timeouts.max_ms)};
-  // What a task made of this call stores as its request (copied only when it may be one).
+  // What a task made of this call after --task-after stores as its request (copied only
+  // when that may happen; a BecomeTask on the worker sends its own).
+  const bool promote_later = may_become_task && options_.task_after > Duration::zero();
   Json params;
-  if (may_become_task) {
+  if (promote_later) {
     params = {{"name", spec.name}, {"arguments", arguments}};
     if (!meta.is_null()) params["_meta"] = meta;
     MarkExtensionRequest(params);
@@ -57,7 +60,7 @@ void Session::AdmitCall(const RequestContext& request, Tool& tool, Json argument
   const uint64_t generation = admitted.generation;
   HandToPool(std::move(admitted), std::move(call.policy), limits.max, std::move(arguments),
              std::move(meta));
-  if (may_become_task) {
+  if (promote_later) {
     loop_.AddTimer(loop_.clock().Now() + options_.task_after,
                    [this, generation, params = std::move(params)]() mutable {
                      PromoteCall(generation, std::move(params));

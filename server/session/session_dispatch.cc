@@ -218,13 +218,13 @@ void Session::CallToolModern(const RequestContext& request, Tool& tool, CallTool
       return ReplyError(request, TasksExtensionRequired("tool '" + tool.spec().name +
                                                         "' (its taskSupport is 'required')"));
     }
-    return CreateTask(request, tool, std::move(call));
+    // One that asks for input asks as a call first, and becomes a task on its BecomeTask.
+    if (!tool.spec().asks_for_input) return CreateTask(request, tool, std::move(call));
   }
   bool refused = false;
   std::shared_ptr<const InputRound> input = BeginInput(request, tool.spec(), call, &refused);
   if (refused) return;
-  const bool may_become_task =
-      declared && support != TaskSupport::kForbidden && options_.task_after > Duration::zero();
+  const bool may_become_task = declared && support != TaskSupport::kForbidden;
   AdmitCall(request, tool, std::move(call.arguments), std::move(call.meta),
             std::move(call.progress_token), may_become_task, std::move(input));
 }

@@ -1,7 +1,7 @@
 // The Session's side of durable tasks: admitting a task-augmented tools/call (a legacy
 // params.task, or a modern call the server makes a task), starting the work of a created
-// task, and a running modern call becoming a task (--task-after). tasks/* go straight to the
-// TaskManager (Session::Serve).
+// task, and a running modern call becoming a task (--task-after, or its tool asks to). tasks/* go
+// straight to the TaskManager (Session::Serve).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -115,8 +115,8 @@ void Session::PromoteCall(uint64_t generation, Json params) {
   const Json request_id = request.id;
   const PeerId peer = request.peer;
   const TaskRecord task = tasks_->Promote(std::move(request));
-  spdlog::info("call {} ({}) ran past --task-after: it is now task {}", call->correlation_id,
-               call->tool_name, task.task_id);
+  // Past --task-after, or its tool asked (ToolContext::BecomeTask).
+  spdlog::info("call {} ({}) is now task {}", call->correlation_id, call->tool_name, task.task_id);
   const Duration max = task.ttl_ms ? Millis(*task.ttl_ms) : kNoMaximum;
   coordinator_.PromoteToTask(
       request_id, task.task_id, max,

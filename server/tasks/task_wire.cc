@@ -10,15 +10,15 @@ namespace keel {
 namespace {
 
 // The structured error of a keel interruption (task_recovery.cc, a shutdown before the work
-// started), or null.
-const Json* Interruption(const TaskRecord& task) {
+// started) or of a tool that threw (CallRunner: type internal_error), or null.
+const Json* KeelError(const TaskRecord& task) {
   if (!task.result.is_object()) return nullptr;
   const auto structured = task.result.find("structuredContent");
   if (structured == task.result.end() || !structured->is_object()) return nullptr;
   const auto error = structured->find("error");
   if (error == structured->end() || !error->is_object()) return nullptr;
   const auto type = error->find("type");
-  if (type == error->end() || *type != "interrupted") return nullptr;
+  if (type == error->end() || (*type != "interrupted" && *type != "internal_error")) return nullptr;
   return &*error;
 }
 
@@ -33,8 +33,8 @@ std::string FirstBlockText(const Json& result) {
 
 // The extension's status of a row (the header's Status rule).
 std::string_view ExtensionStatus(const TaskRecord& task) {
-  if (task.status == TaskStatus::kFailed && !task.error.is_object() &&
-      Interruption(task) == nullptr && task.result.is_object()) {
+  if (task.status == TaskStatus::kFailed && !task.error.is_object() && KeelError(task) == nullptr &&
+      task.result.is_object()) {
     return "completed";
   }
   return TaskStatusName(task.status);
@@ -87,13 +87,13 @@ Json ExtensionDetailedTask(const TaskRecord& task) {
     if (task.error.is_object()) {
       json["error"] = task.error;
     } else {
-      const Json* interruption = Interruption(task);
+      const Json* keel_error = KeelError(task);
       std::string message = task.status_message;
       if (message.empty()) message = FirstBlockText(task.result);
       if (message.empty()) message = "Task failed";
       json["error"] = {{"code", kInternalError},
                        {"message", std::move(message)},
-                       {"data", interruption != nullptr ? *interruption : Json::object()}};
+                       {"data", keel_error != nullptr ? *keel_error : Json::object()}};
     }
   }
   return json;

@@ -10,9 +10,11 @@
 //   tasks/get adds the outcome inline: `result` for completed, `error` for failed.
 //   Status: the extension keeps `failed` for JSON-RPC errors. A stored `failed` whose
 //   outcome is a tool result with isError (the tool failed, or timed out) is `completed`
-//   with that result, exactly what the call would have answered; keel's own interruptions
-//   (a restart or shutdown: structuredContent.error.type "interrupted") stay `failed`, with
-//   an error {code -32603, message, data: the structured error}.
+//   with that result, exactly what the call would have answered; keel's own errors stay
+//   `failed`, with an error {code -32603, message, data: the structured error}: its
+//   interruptions (a restart or shutdown: structuredContent.error.type "interrupted") and a
+//   tool that threw (type "internal_error": no result of the tool's, a server failure; a
+//   plain call answers it as an isError result, there being no task to fail).
 #pragma once
 
 #include <string>

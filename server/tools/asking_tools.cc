@@ -5,6 +5,7 @@
 #include "protocol/json_rpc.h"
 #include "protocol/tool_result.h"
 #include "server/tools/fn_tool.h"
+#include "server/tools/input_questions.h"
 
 namespace keel {
 namespace {
@@ -16,32 +17,6 @@ ToolSpec AskingSpec(std::string name, std::string description) {
   spec.input_schema = Json::parse(R"({"type":"object","additionalProperties":false})");
   spec.asks_for_input = true;
   return spec;
-}
-
-// An elicitation/create form asking for one string property.
-Json AskText(const std::string& message, const std::string& property) {
-  Json schema = {{"type", "object"},
-                 {"properties", {{property, {{"type", "string"}}}}},
-                 {"required", Json::array({property})}};
-  Json params = {{"mode", "form"}, {"message", message}, {"requestedSchema", std::move(schema)}};
-  return Json{{"method", "elicitation/create"}, {"params", std::move(params)}};
-}
-
-// The accepted answer's `property`, or nullopt with `refused` saying why: the user did not
-// accept (the action), or accepted without a string `property`.
-std::optional<std::string> Accepted(const Json& answer, const std::string& property,
-                                    std::string* refused) {
-  const std::string action = answer.value("action", std::string());
-  const Json content = answer.value("content", Json::object());
-  if (action != "accept") {
-    *refused = action.empty() ? "no action" : action;
-    return std::nullopt;
-  }
-  if (content.is_object() && content.contains(property) && content[property].is_string()) {
-    return content[property].get<std::string>();
-  }
-  *refused = "accepted without a string '" + property + "'";
-  return std::nullopt;
 }
 
 Json Declined(const std::string& tool, const std::string& why) {
@@ -57,10 +32,10 @@ Json Declined(const std::string& tool, const std::string& why) {
 Json AskName(ToolContext& ctx) {
   const Json* answer = ctx.InputResponse("user_name");
   if (answer == nullptr) {
-    return AskForInput(Json{{"user_name", AskText("What is your name?", "name")}});
+    return AskForInput(Json{{"user_name", ElicitString("What is your name?", "name")}});
   }
   std::string declined;
-  const std::optional<std::string> name = Accepted(*answer, "name", &declined);
+  const std::optional<std::string> name = AcceptedString(*answer, "name", &declined);
   if (!name) return Declined("ask_name", declined);
   return TextResult("Hello, " + *name + "!");
 }
@@ -68,35 +43,28 @@ Json AskName(ToolContext& ctx) {
 Json AskTwoRounds(ToolContext& ctx) {
   const Json* step1 = ctx.InputResponse("step1");
   if (step1 == nullptr) {
-    return AskForInput(Json{{"step1", AskText("Step 1: What is your name?", "name")}},
+    return AskForInput(Json{{"step1", ElicitString("Step 1: What is your name?", "name")}},
                        "asked-step1");
   }
   std::string declined;
-  const std::optional<std::string> name = Accepted(*step1, "name", &declined);
+  const std::optional<std::string> name = AcceptedString(*step1, "name", &declined);
   if (!name) return Declined("ask_two_rounds", declined);
   const Json* step2 = ctx.InputResponse("step2");
   if (step2 == nullptr) {
-    return AskForInput(Json{{"step2", AskText("Step 2: What is your favorite color?", "color")}},
-                       "asked-step2 after " + ctx.tool_state());
+    return AskForInput(
+        Json{{"step2", ElicitString("Step 2: What is your favorite color?", "color")}},
+        "asked-step2 after " + ctx.tool_state());
   }
-  const std::optional<std::string> color = Accepted(*step2, "color", &declined);
+  const std::optional<std::string> color = AcceptedString(*step2, "color", &declined);
   if (!color) return Declined("ask_two_rounds", declined);
   return TextResult(*name + " likes " + *color + " (" + ctx.tool_state() + ")");
 }
 
 // The three questions of ask_everything, by key.
 Json EverythingQuestions() {
-  Json capital = {
-      {"method", "sampling/createMessage"},
-      {"params",
-       {{"messages",
-         Json::array(
-             {{{"role", "user"},
-               {"content", {{"type", "text"}, {"text", "What is the capital of France?"}}}}})},
-        {"maxTokens", 100}}}};
-  return Json{{"user_name", AskText("What is your name?", "name")},
-              {"capital", std::move(capital)},
-              {"client_roots", {{"method", "roots/list"}, {"params", Json::object()}}}};
+  return Json{{"user_name", ElicitString("What is your name?", "name")},
+              {"capital", SamplingQuestion("What is the capital of France?", 100)},
+              {"client_roots", RootsQuestion()}};
 }
 
 // What the answer to `key` said, or "(not asked)".
@@ -105,7 +73,7 @@ std::string Said(const ToolContext& ctx, const std::string& key) {
   if (answer == nullptr) return "(not asked)";
   if (key == "user_name") {
     std::string declined;
-    return Accepted(*answer, "name", &declined).value_or("(" + declined + ")");
+    return AcceptedString(*answer, "name", &declined).value_or("(" + declined + ")");
   }
   if (key == "capital") {
     const Json content = answer->value("content", Json::object());

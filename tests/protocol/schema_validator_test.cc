@@ -237,6 +237,15 @@ TEST_CASE("a malformed schema makes validation report an invalid schema instead 
         "boolean");
 }
 
+TEST_CASE("well-formedness accepts x- keywords as annotations that never constrain") {
+  const json schema = R"({"type": "object",
+      "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+      "x-vendor": {"anything": [1, 2]}})"_json;
+  CHECK(WellFormed(schema) == "ok");
+  CHECK_FALSE(keel::ValidateSchema(schema, R"({"region": "eu"})"_json).has_value());
+  CHECK(WellFormed(R"({"xmcp": 1})"_json) == "#/xmcp: unsupported keyword");
+}
+
 TEST_CASE("well-formedness accepts a typical tool schema and rejects unsupported keywords") {
   json tool = R"({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
       "properties": {"text": {"type": "string", "minLength": 1, "description": "what to say"},

@@ -65,6 +65,29 @@ TEST_CASE("the test tools and conformance fixtures are served after the catalog'
   CHECK(Has(names, "test_simple_text"));
 }
 
+TEST_CASE("the MRTR, diagnostic, legacy and task fixtures come after the core fixtures") {
+  TempKeelDb db;
+  db.flags().conformance_fixtures = true;
+  std::ostringstream err;
+  const ToolSet set = BuildToolSet(db.flags(), *LoadCatalogFile("").catalog, db.Open(), err);
+  REQUIRE_FALSE(set.exit_code);
+  const std::vector<std::string> names = Names(set.registry);
+  auto at = [&](const std::string& name) {
+    return std::find(names.begin(), names.end(), name) - names.begin();
+  };
+  const auto simple = at("test_simple_text");
+  REQUIRE(simple < static_cast<long>(names.size()));
+  for (const char* name :
+       {"test_input_required_result_elicitation", "test_missing_capability",
+        "test_trigger_tool_change", "test_custom_header", "test_sampling",
+        "test_elicitation_sep1330_enums", "greet", "slow_compute", "test_tool_with_task"}) {
+    INFO(name);
+    CHECK(at(name) > simple);
+    CHECK(at(name) < static_cast<long>(names.size()));
+  }
+  CHECK(set.tools_changed != nullptr);
+}
+
 TEST_CASE("a bad --fault ends start-up with 78 naming it") {
   TempKeelDb db;
   db.flags().faults = {"echo:fail_503=1"};

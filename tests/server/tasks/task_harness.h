@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -32,8 +33,10 @@ namespace keel {
 class TaskHarness {
  public:
   // `ledger_tools`: also serve charge_account, reserve_inventory and ledger_lookup.
+  // `more_tools`: registers more tools after those.
   explicit TaskHarness(size_t workers = 2, TaskOptions task_options = TaskOptions(),
-                       bool ledger_tools = false) {
+                       bool ledger_tools = false,
+                       const std::function<void(ToolRegistry&)>& more_tools = nullptr) {
     std::string error;
     {
       auto db = Database::Open(Path(), &error);
@@ -48,6 +51,7 @@ class TaskHarness {
       ledger_ = OpenTestLedger(Path(), "keel-test", 3'600'000);
       for (auto& tool : MakeLedgerTools(ledger_)) registry_.Register(std::move(tool));
     }
+    if (more_tools) more_tools(registry_);
     pool_ = std::make_unique<WorkerPool>(workers);
     SessionOptions options;
     if (task_options.owner.empty()) task_options.owner = "keel-test";

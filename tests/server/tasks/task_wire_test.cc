@@ -108,4 +108,17 @@ TEST_CASE("a task is the extension's when its stored request carries the modern 
 }
 
 }  // namespace
+TEST_CASE("a task whose tool threw is failed with -32603 in the extension and its data",
+          "[TASKX-1]") {
+  TaskRecord task = Row(TaskStatus::kFailed);
+  task.result = ErrorResult("Internal error in tool 'sleep'", Json{{"type", "internal_error"}});
+  const Json detailed = ExtensionDetailedTask(task);
+  CHECK(detailed["status"] == "failed");
+  CHECK_FALSE(detailed.contains("result"));
+  CHECK(detailed["error"]["code"] == -32603);
+  CHECK(detailed["error"]["message"] == "Internal error in tool 'sleep'");
+  CHECK(detailed["error"]["data"]["type"] == "internal_error");
+  CHECK(TaskJson(task)["status"] == "failed");
+}
+
 }  // namespace keel::task_wire_test
