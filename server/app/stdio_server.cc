@@ -116,9 +116,14 @@ void StdioServer::WireSession() {
   // Invariant 5: tools fire it on workers; the Session is told on the loop.
   parts_.tools.tools_changed->Connect(
       [this] { loop_.Post([this] { session_.NotifyToolsListChanged(); }); });
+  parts_.tools.prompts_changed->Connect(
+      [this] { loop_.Post([this] { session_.NotifyPromptsListChanged(); }); });
 }
 
-StdioServer::~StdioServer() { parts_.tools.tools_changed->Connect(nullptr); }
+StdioServer::~StdioServer() {
+  parts_.tools.tools_changed->Connect(nullptr);
+  parts_.tools.prompts_changed->Connect(nullptr);
+}
 
 void StdioServer::ReloadPolicy() {
   if (std::shared_ptr<Surface> surface = ReloadSurface(parts_.flags, parts_.ledger)) {

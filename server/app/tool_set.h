@@ -34,6 +34,8 @@ struct ToolSet {
   // Fired by tools that change what keel lists (the fixture test_trigger_tool_change); the
   // server connects it to its Session before serving.
   std::shared_ptr<ListChangedHook> tools_changed = std::make_shared<ListChangedHook>();
+  // The same for the prompt list (the fixture test_trigger_prompt_change).
+  std::shared_ptr<ListChangedHook> prompts_changed = std::make_shared<ListChangedHook>();
   std::optional<int> exit_code;  // set when keel must exit now; the reason is written
 };
 

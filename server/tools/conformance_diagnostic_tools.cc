@@ -47,7 +47,8 @@ constexpr const char* kRegionSchema = R"({"type":"object",
 }  // namespace
 
 std::vector<std::unique_ptr<Tool>> MakeConformanceDiagnosticTools(
-    std::shared_ptr<ListChangedHook> tools_changed) {
+    std::shared_ptr<ListChangedHook> tools_changed,
+    std::shared_ptr<ListChangedHook> prompts_changed) {
   std::vector<std::unique_ptr<Tool>> tools;
   tools.push_back(DiagnosticFixture(
       "test_missing_capability",
@@ -69,6 +70,15 @@ std::vector<std::unique_ptr<Tool>> MakeConformanceDiagnosticTools(
       [hook = std::move(tools_changed)](ToolContext&) {
         const bool told = hook != nullptr && hook->Fire();
         return TextResult(told ? "notifications/tools/list_changed sent to the subscriptions "
+                                 "that asked for it."
+                               : "Nobody to tell: this keel serves no subscriptions.");
+      }));
+  tools.push_back(DiagnosticFixture(
+      "test_trigger_prompt_change",
+      "tells open subscriptions/listen streams that the prompt list changed.",
+      [hook = std::move(prompts_changed)](ToolContext&) {
+        const bool told = hook != nullptr && hook->Fire();
+        return TextResult(told ? "notifications/prompts/list_changed sent to the subscriptions "
                                  "that asked for it."
                                : "Nobody to tell: this keel serves no subscriptions.");
       }));

@@ -13,6 +13,8 @@
 //                               subscriptions/listen stream that asked for toolsListChanged
 //                               hears notifications/tools/list_changed; the tool list itself
 //                               does not change
+//   test_trigger_prompt_change  the same with `prompts_changed`: notifications/prompts/
+//                               list_changed to streams that asked for promptsListChanged
 //   test_custom_header {region} a string argument annotated "x-mcp-header": "Region": over
 //                               HTTP the request must carry Mcp-Param-Region equal to it
 //                               (protocol/http_headers.h); answers "Region: <region>"
@@ -29,6 +31,7 @@
 namespace keel {
 
 std::vector<std::unique_ptr<Tool>> MakeConformanceDiagnosticTools(
-    std::shared_ptr<ListChangedHook> tools_changed);
+    std::shared_ptr<ListChangedHook> tools_changed,
+    std::shared_ptr<ListChangedHook> prompts_changed = nullptr);
 
 }  // namespace keel
