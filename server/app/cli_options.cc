@@ -222,6 +222,8 @@ void AddToolOptions(CLI::App& app, CliOptions& o) {
                  "approval and taskSupport. Each entry names one of keel's implementations, or "
                  "has run.command: a program keel runs for each call (an argv, never a shell; "
                  "relative paths start from the catalog's directory; see examples/deploy-api). "
+                 "It may also serve resources, resource templates and prompts "
+                 "(examples/runbooks). "
                  "Validated completely at start-up (exit 78 listing every problem). Default: "
                  "the built-in demo catalog (echo, charge_account, reserve_inventory, "
                  "ledger_lookup, get_deployment_job, restart_deployment_job, "

@@ -26,6 +26,9 @@ ServeConfig LoadServeConfig(const CliOptions& flags, std::ostream& err) {
     config.policy = std::move(loaded.policy);
   }
   CatalogLoad catalog = LoadCatalogFile(flags.catalog_file);
+  for (const std::string& warning : catalog.warnings) {
+    err << "keel: catalog: warning: " << warning << "\n";
+  }
   for (const std::string& problem : catalog.problems) err << "keel: catalog: " << problem << "\n";
   if (!catalog.ok()) {
     config.exit_code = kExitConfig;

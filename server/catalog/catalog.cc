@@ -11,6 +11,7 @@
 #include "protocol/json_parser.h"
 #include "protocol/schema_validator.h"
 #include "server/catalog/object_reader.h"
+#include "server/catalog/surface_catalog.h"
 #include "server/catalog/tool_registry.h"
 
 namespace keel {
@@ -227,6 +228,30 @@ std::string LabelOf(const Json& item, size_t index) {
   return label;
 }
 
+// The tools array, in order; duplicates and bad entries are problems.
+std::vector<CatalogEntry> ReadTools(const Json& tools, std::vector<std::string>* problems) {
+  std::vector<CatalogEntry> entries;
+  std::unordered_map<std::string, size_t> first_index;  // name -> where it first appears
+  for (size_t i = 0; i < tools.size(); ++i) {
+    const Json& item = tools[i];
+    const std::string label = LabelOf(item, i);
+    if (!item.is_object()) {
+      problems->push_back(label + ": must be an object, got " + std::string(item.type_name()));
+      continue;
+    }
+    if (label.find(' ') != std::string::npos) {
+      const std::string name = item.at("name").get<std::string>();
+      auto [it, inserted] = first_index.emplace(name, i);
+      if (!inserted) {
+        problems->push_back(label + ".name: \"" + name + "\" is already the name of tools[" +
+                            std::to_string(it->second) + "]");
+      }
+    }
+    if (auto entry = ReadEntry(item, label, problems)) entries.push_back(std::move(*entry));
+  }
+  return entries;
+}
+
 // nlohmann's message without its "[json.exception.parse_error.101] " prefix.
 std::string ParseMessage(const Json::exception& e) {
   std::string message = e.what();
@@ -257,37 +282,36 @@ CatalogLoad LoadCatalog(std::string_view json_text) {
   }
   for (std::string& problem : duplicates.TakeProblems()) problems.push_back(std::move(problem));
   if (!root.is_object()) {
-    problems.push_back("catalog: must be an object {\"tools\": [...]}, got " +
+    problems.push_back("catalog: must be an object {\"tools\": [...], ...}, got " +
                        std::string(root.type_name()));
     return load;
   }
   ObjectReader top(root, "catalog", &problems);
-  top.OnlyFields({"tools"});
-  const Json* tools = top.Find("tools");
-  if (tools == nullptr || !tools->is_array() || tools->empty()) {
-    problems.push_back("catalog.tools: must be a non-empty array of tools, got " +
-                       (tools == nullptr ? std::string("nothing") : Shown(*tools)));
+  top.OnlyFields({"tools", "resources", "resourceTemplates", "prompts"});
+  static const Json kNone = Json::array();
+  const Json* sections[4] = {};
+  bool serves_something = false;
+  size_t index = 0;
+  for (std::string_view field : {"tools", "resources", "resourceTemplates", "prompts"}) {
+    const Json* list = top.Find(field);
+    if (list != nullptr && !list->is_array()) {
+      top.Problem(field, "must be an array, got " + Shown(*list));
+      list = nullptr;
+    }
+    serves_something = serves_something || (list != nullptr && !list->empty());
+    sections[index++] = list == nullptr ? &kNone : list;
+  }
+  if (!serves_something) {
+    problems.push_back(
+        "catalog: serves nothing: at least one of tools, resources, resourceTemplates and "
+        "prompts must be a non-empty array");
     return load;
   }
   Catalog catalog;
-  std::unordered_map<std::string, size_t> first_index;  // name -> where it first appears
-  for (size_t i = 0; i < tools->size(); ++i) {
-    const Json& item = (*tools)[i];
-    const std::string label = LabelOf(item, i);
-    if (!item.is_object()) {
-      problems.push_back(label + ": must be an object, got " + std::string(item.type_name()));
-      continue;
-    }
-    if (label.find(' ') != std::string::npos) {
-      const std::string name = item.at("name").get<std::string>();
-      auto [it, inserted] = first_index.emplace(name, i);
-      if (!inserted) {
-        problems.push_back(label + ".name: \"" + name + "\" is already the name of tools[" +
-                           std::to_string(it->second) + "]");
-      }
-    }
-    if (auto entry = ReadEntry(item, label, &problems)) catalog.tools.push_back(std::move(*entry));
-  }
+  catalog.tools = ReadTools(*sections[0], &problems);
+  catalog.resources = ReadResources(*sections[1], &problems);
+  catalog.resource_templates = ReadResourceTemplates(*sections[2], &problems);
+  catalog.prompts = ReadPrompts(*sections[3], catalog.resources, &problems);
   if (problems.empty()) load.catalog = std::move(catalog);
   return load;
 }

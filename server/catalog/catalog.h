@@ -1,5 +1,6 @@
 // Catalog: the tools keel serves and the policy each one runs under (`--catalog FILE`;
-// RET-1, RET-3), as loaded from JSON. docs/catalog.md is the reference for the file; this
+// RET-1, RET-3), and the resources, resource templates and prompts it serves besides
+// (surface_entries.h), as loaded from JSON. docs/catalog.md is the reference for the file; this
 // header is the reference for the loaded value.
 //
 // LoadCatalog is a pure function (no I/O, no shared state; reentrant). It never throws: a
@@ -8,6 +9,9 @@
 // A tool whose name is missing or bad is named by index only ("tools[2].name: ...").
 //
 // Invariants of a loaded Catalog (LoadCatalog returns one only if all hold):
+//  0. at least one of tools, resources, resource_templates and prompts is non-empty (a file
+//     may serve prompts and resources only); the surface entries hold surface_entries.h's
+//     invariants;
 //  1. names are unique and match ^[a-zA-Z0-9_-]{1,64}$; backends match the same pattern;
 //  2. input_schema (and output_schema unless null) is an object with "type": "object" that
 //     passes CheckSchemaWellFormed, so ToolRegistry::Register accepts SpecFor(entry);
@@ -63,16 +67,19 @@ struct CatalogEntry {
 };
 
 struct Catalog {
-  std::vector<CatalogEntry> tools;  // in file order (the tools/list order)
-  std::vector<ResourceEntry> resources;                    // the resources/list order
+  std::vector<CatalogEntry> tools;                        // in file order (the tools/list order)
+  std::vector<ResourceEntry> resources;                   // the resources/list order
   std::vector<ResourceTemplateEntry> resource_templates;  // resources/templates/list order
-  std::vector<PromptEntry> prompts;                        // the prompts/list order
+  std::vector<PromptEntry> prompts;                       // the prompts/list order
 };
 
 // Exactly one of the two is set: a catalog, or at least one problem.
 struct CatalogLoad {
   std::optional<Catalog> catalog;
   std::vector<std::string> problems;
+  // Worth telling the operator, not worth refusing the file (LoadCatalogFile: a directory
+  // mount whose root does not exist yet). Printed with the problems, either way.
+  std::vector<std::string> warnings;
   bool ok() const { return catalog.has_value(); }
 };
 

@@ -1,13 +1,12 @@
 #include "server/catalog/catalog_binding.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 
 #include "server/catalog/builtin_catalog.h"
+#include "server/catalog/catalog_paths.h"
 #include "server/catalog/catalog_spec.h"
 
 namespace keel {
@@ -54,34 +53,7 @@ CatalogLoad LoadCatalogFile(const std::string& path) {
   }
   CatalogLoad load = LoadCatalog(text.str());
   if (!load.catalog) return load;
-  for (size_t i = 0; i < load.catalog->tools.size(); ++i) {
-    CatalogEntry& entry = load.catalog->tools[i];
-    if (!entry.run) continue;
-    const std::filesystem::path cwd(entry.run->cwd);
-    entry.run->cwd = (entry.run->cwd.empty() ? base
-                      : cwd.is_absolute()    ? cwd
-                                             : base / cwd)
-                         .lexically_normal()
-                         .string();
-    // What can be checked before the first call is checked now: a typo in a path is a
-    // start-up error, not a failing call hours later.
-    const std::string where = Where(i, entry.name) + ".run";
-    if (!std::filesystem::is_directory(entry.run->cwd, error)) {
-      load.problems.push_back(where + ".cwd: " + entry.run->cwd + " is not a directory");
-      continue;
-    }
-    auto check_program = [&](const std::string& program, const std::string& field) {
-      if (program.find('/') == std::string::npos) return;  // looked up in PATH when run
-      std::filesystem::path full(program);
-      if (full.is_relative()) full = std::filesystem::path(entry.run->cwd) / full;
-      if (access(full.c_str(), X_OK) != 0) {
-        load.problems.push_back(where + "." + field + "[0]: " + full.lexically_normal().string() +
-                                " is not an executable file (relative paths start from run.cwd)");
-      }
-    };
-    check_program(entry.run->argv[0], "command");
-    if (entry.run->lookup) check_program(entry.run->lookup->argv[0], "lookup.command");
-  }
+  ResolveCatalogPaths(base, *load.catalog, &load.problems, &load.warnings);
   if (!load.problems.empty()) load.catalog.reset();
   return load;
 }

@@ -26,8 +26,9 @@
 namespace keel {
 
 // Reads and loads `path` (a file that cannot be read is one problem); an empty path is the
-// built-in demo catalog. A command's cwd is made absolute: relative to the catalog file's
-// directory, which is also the default.
+// built-in demo catalog. Relative paths (a command's cwd, which defaults to the catalog
+// file's directory; resource files and directories; prompt images) are made absolute
+// against the catalog file's directory, and commands are checked (catalog_paths.h).
 CatalogLoad LoadCatalogFile(const std::string& path);
 
 struct BoundCatalog {

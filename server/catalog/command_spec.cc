@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 
 namespace keel {
 namespace {
@@ -169,6 +170,43 @@ std::optional<CommandLookup> ReadLookup(ObjectReader& run, std::optional<EffectC
   return lookup;
 }
 
+// The fields of a command object; `allowed` judges each argv reference. `lookup` is read
+// only when `with_lookup` (a tool's run; a resource read has nothing to reconcile).
+std::optional<CommandSpec> ReadCommandObject(
+    ObjectReader& run, const std::function<std::string(const std::string&)>& allowed,
+    std::optional<EffectClass> effect, bool with_lookup) {
+  const size_t before = run.problem_count();
+  if (with_lookup) {
+    run.OnlyFields({"command", "cwd", "env", "output", "exitCodes", "killGraceMs", "maxOutputBytes",
+                    "lookup"});
+  } else {
+    run.OnlyFields(
+        {"command", "cwd", "env", "output", "exitCodes", "killGraceMs", "maxOutputBytes"});
+  }
+  CommandSpec spec;
+  if (auto argv = ReadArgv(run, "command", allowed)) spec.argv = std::move(*argv);
+  if (auto cwd = run.String("cwd", false)) {
+    if (cwd->empty() || cwd->find('\0') != std::string::npos) {
+      run.Problem("cwd", "must be a non-empty directory path");
+    }
+    spec.cwd = std::move(*cwd);
+  }
+  ReadEnv(run, spec);
+  constexpr CommandOutput kOutputs[] = {CommandOutput::kAuto, CommandOutput::kText,
+                                        CommandOutput::kJson};
+  if (auto output = run.Choice("output", {"auto", "text", "json"}, false)) {
+    spec.output = kOutputs[*output];
+  }
+  ReadExitCodes(run, spec);
+  if (auto v = run.Integer("killGraceMs", 0, kMaxKillGraceMs, false)) spec.kill_grace_ms = *v;
+  if (auto v = run.Integer("maxOutputBytes", 1024, kMaxCommandOutputBytes, false)) {
+    spec.max_output_bytes = *v;
+  }
+  if (with_lookup) spec.lookup = ReadLookup(run, effect);
+  if (run.problem_count() != before) return std::nullopt;
+  return spec;
+}
+
 }  // namespace
 
 const std::vector<std::string>& DefaultPassedEnvironment() {
@@ -270,51 +308,46 @@ std::optional<CommandSpec> ReadRunSpec(ObjectReader& entry, const Json* input_sc
   const Json* object = entry.Object("run");
   if (object == nullptr) return std::nullopt;
   ObjectReader run = entry.Nested(*object, "run");
-  const size_t before = run.problem_count();
-  run.OnlyFields(
-      {"command", "cwd", "env", "output", "exitCodes", "killGraceMs", "maxOutputBytes", "lookup"});
-  CommandSpec spec;
   const std::vector<std::string> required = RequiredOf(input_schema);
   const bool write = effect && IsWrite(*effect);
-  auto argv = ReadArgv(run, "command", [&](const std::string& ref) -> std::string {
-    const bool required_argument =
-        std::find(required.begin(), required.end(), ref) != required.end();
-    if (ref == "idempotency_key" && (write || required_argument)) {
-      // A write's key (it shadows an argument of that name); a read's own argument.
-      return std::string();
-    }
-    if (ref == "idempotency_key") {
-      return "{idempotency_key}: only a write tool has an idempotency key (a read may name a "
-             "required argument idempotency_key)";
-    }
-    if (std::find(required.begin(), required.end(), ref) == required.end()) {
-      return "{" + ref +
-             "} must name a property listed in inputSchema's \"required\" (every "
-             "reference needs a value on every call)";
-    }
-    return std::string();
-  });
-  if (argv) spec.argv = std::move(*argv);
-  if (auto cwd = run.String("cwd", false)) {
-    if (cwd->empty() || cwd->find('\0') != std::string::npos) {
-      run.Problem("cwd", "must be a non-empty directory path");
-    }
-    spec.cwd = std::move(*cwd);
-  }
-  ReadEnv(run, spec);
-  constexpr CommandOutput kOutputs[] = {CommandOutput::kAuto, CommandOutput::kText,
-                                        CommandOutput::kJson};
-  if (auto output = run.Choice("output", {"auto", "text", "json"}, false)) {
-    spec.output = kOutputs[*output];
-  }
-  ReadExitCodes(run, spec);
-  if (auto v = run.Integer("killGraceMs", 0, kMaxKillGraceMs, false)) spec.kill_grace_ms = *v;
-  if (auto v = run.Integer("maxOutputBytes", 1024, kMaxCommandOutputBytes, false)) {
-    spec.max_output_bytes = *v;
-  }
-  spec.lookup = ReadLookup(run, effect);
-  if (run.problem_count() != before) return std::nullopt;
-  return spec;
+  return ReadCommandObject(
+      run,
+      [&](const std::string& ref) -> std::string {
+        const bool required_argument =
+            std::find(required.begin(), required.end(), ref) != required.end();
+        if (ref == "idempotency_key" && (write || required_argument)) {
+          // A write's key (it shadows an argument of that name); a read's own argument.
+          return std::string();
+        }
+        if (ref == "idempotency_key") {
+          return "{idempotency_key}: only a write tool has an idempotency key (a read may "
+                 "name a required argument idempotency_key)";
+        }
+        if (!required_argument) {
+          return "{" + ref +
+                 "} must name a property listed in inputSchema's \"required\" (every "
+                 "reference needs a value on every call)";
+        }
+        return std::string();
+      },
+      effect, true);
+}
+
+std::optional<CommandSpec> ReadCommandSpec(ObjectReader& entry, std::string_view field,
+                                           const std::vector<std::string>& references,
+                                           std::string_view described_as) {
+  const Json* object = entry.Object(field);
+  if (object == nullptr) return std::nullopt;
+  ObjectReader run = entry.Nested(*object, field);
+  std::string known;
+  for (const std::string& name : references) known += (known.empty() ? "{" : ", {") + name + "}";
+  return ReadCommandObject(
+      run,
+      [&](const std::string& ref) -> std::string {
+        if (std::find(references.begin(), references.end(), ref) != references.end()) return {};
+        return "{" + ref + "} is not " + std::string(described_as) + " (known: " + known + ")";
+      },
+      EffectClass::kRead, false);
 }
 
 }  // namespace keel

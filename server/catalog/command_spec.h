@@ -79,6 +79,14 @@ FailureClass ExitCodeClass(const CommandSpec& spec, int exit_code);
 std::optional<CommandSpec> ReadRunSpec(ObjectReader& entry, const Json* input_schema,
                                        std::optional<EffectClass> effect);
 
+// Reads a command object at `field` of `entry` (a resource template's `run`, a completion's
+// `complete`): the fields of `run` except `lookup`, with the same invariants except 2 and 3:
+// every argv reference must be one of `references`; `described_as` names them in a problem
+// ("a variable of uriTemplate"). Absent: nullopt, no problem.
+std::optional<CommandSpec> ReadCommandSpec(ObjectReader& entry, std::string_view field,
+                                           const std::vector<std::string>& references,
+                                           std::string_view described_as);
+
 // The references of one template element, in order ("{a}-{b}" -> a, b), or a problem.
 struct TemplateParse {
   std::vector<std::string> refs;

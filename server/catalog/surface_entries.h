@@ -5,12 +5,15 @@
 // Invariants of a loaded catalog (LoadCatalog reports every violation, naming the entry and
 // the field, e.g. `resources[1] (runbooks).directory: ...`):
 //  1. Resource names, template names and prompt names are non-empty; prompt names are
-//     unique among prompts; resource URIs (and mount prefixes) are unique among resources,
-//     and no static URI starts with a mount's prefix (a read has one owner).
+//     unique among prompts and match ^[a-zA-Z0-9_-]{1,64}$ like tool names (hosts make
+//     slash commands of them); resource URIs (and mount prefixes) are unique among
+//     resources, no static URI and no other mount's prefix starts with a mount's prefix,
+//     and uriTemplates are unique among templates (a read has one owner).
 //  2. A resource has exactly one source: `file`, `text`, `blob` (base64) or `directory` (a
 //     mount). A template has exactly one source: `run` (a command) or `text` (a literal
 //     with the template's variables substituted); its uriTemplate parses
-//     (protocol/uri_template.h) and names at least one variable.
+//     (protocol/uri_template.h), starts with a scheme and names at least one variable, none
+//     of them called `uri`.
 //  3. A command template's argv references only the template's variables and `uri` (the
 //     whole URI read); its effect is always read (a read has no side effect to protect).
 //  4. A mount's uriPrefix ends with '/' and its directory is a path (made absolute against
@@ -46,7 +49,7 @@ constexpr size_t kMaxCompletionValues = 100;
 
 // Where a completion's values come from.
 struct CompletionSpec {
-  std::vector<std::string> values;    // a static list (filtered by prefix)
+  std::vector<std::string> values;     // a static list (filtered by prefix)
   std::optional<CommandSpec> command;  // or a command: one value per stdout line
 };
 
@@ -54,11 +57,13 @@ struct ResourceEntry {
   std::string name;
   std::string title;        // empty: none
   std::string description;  // empty: none
-  std::string mime_type;    // empty: guessed from the file name (text/plain for `text`)
-  Json annotations;         // MCP Annotations ({audience, priority, lastModified}) or null
+  // Empty: guessed from the file name (text/plain for `text`, application/octet-stream for
+  // `blob`).
+  std::string mime_type;
+  Json annotations;  // MCP Annotations ({audience, priority, lastModified}) or null
   // Exactly one source (invariant 2).
-  std::string uri;          // file, text, blob: the resource's URI
-  std::string file;         // a path (absolute after LoadCatalogFile)
+  std::string uri;   // file, text, blob: the resource's URI
+  std::string file;  // a path (absolute after LoadCatalogFile)
   std::optional<std::string> text;
   std::optional<std::string> blob;  // base64
   std::string directory;            // a mount: its root (absolute after LoadCatalogFile)

@@ -7,7 +7,9 @@
 //  1. exactly one of a catalog and a non-empty list of problems (catalog.h);
 //  2. a loaded catalog holds catalog.h's invariants 1, 2 and 5: unique valid names, object
 //     input schemas that pass CheckSchemaWellFormed, and ordered timeouts;
-//  3. the registry accepts every entry's SpecFor, and its tools/list entry dumps as UTF-8.
+//  3. the registry accepts every entry's SpecFor, and its tools/list entry dumps as UTF-8;
+//  4. the catalog serves something, and its resources, templates and prompts hold
+//     surface_entries.h's invariants 1 and 2: one source each, unique prompt names.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -47,6 +49,25 @@ void CheckEntry(const CatalogEntry& entry, std::set<std::string>& names) {
   FUZZ_CHECK(!entry.result_ttl_ms || *entry.result_ttl_ms > 0);
 }
 
+void CheckSurface(const Catalog& catalog) {
+  FUZZ_CHECK(!catalog.tools.empty() || !catalog.resources.empty() ||
+             !catalog.resource_templates.empty() || !catalog.prompts.empty());
+  for (const ResourceEntry& r : catalog.resources) {
+    const int sources = int{!r.file.empty()} + int{r.text.has_value()} + int{r.blob.has_value()} +
+                        int{r.is_mount()};
+    FUZZ_CHECK(sources == 1 && !r.name.empty());
+    FUZZ_CHECK(r.is_mount() ? r.uri_prefix.back() == '/' : !r.uri.empty());
+    FUZZ_CHECK(1 <= r.max_bytes && r.max_bytes <= kMaxResourceBytes);
+  }
+  for (const ResourceTemplateEntry& t : catalog.resource_templates) {
+    FUZZ_CHECK(t.run.has_value() != t.text.has_value() && !t.uri_template.empty());
+  }
+  std::set<std::string> prompt_names;
+  for (const PromptEntry& p : catalog.prompts) {
+    FUZZ_CHECK(prompt_names.insert(p.name).second && !p.messages.empty());
+  }
+}
+
 }  // namespace
 }  // namespace keel
 
@@ -55,6 +76,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const CatalogLoad load = LoadCatalog(std::string_view(reinterpret_cast<const char*>(data), size));
   FUZZ_CHECK(load.ok() == load.problems.empty());
   if (!load.ok()) return 0;
+  CheckSurface(*load.catalog);
 
   std::set<std::string> names;
   ToolRegistry registry;

@@ -193,11 +193,13 @@ TEST_CASE(
             "tools[1].effect: appears more than once in its object; write it once"});
 }
 
-TEST_CASE("the top level must be an object with a non-empty tools array and nothing else",
+TEST_CASE("the top level must be an object of the four sections, one of them non-empty",
           "[catalog]") {
   RequireOneProblem(ProblemsOf(Json::array()), "catalog", "must be an object");
-  RequireOneProblem(ProblemsOf(Json::object()), "catalog.tools", "non-empty array");
-  RequireOneProblem(ProblemsOf(Json{{"tools", Json::array()}}), "catalog.tools", "non-empty");
+  RequireOneProblem(ProblemsOf(Json::object()), "catalog", "serves nothing");
+  RequireOneProblem(ProblemsOf(Json{{"tools", Json::array()}}), "catalog", "serves nothing");
+  RequireOneProblem(ProblemsOf(Json{{"tools", Json::array({Charge()})}, {"prompts", 3}}),
+                    "catalog.prompts", "must be an array");
   RequireOneProblem(ProblemsOf(Json{{"tools", Json::array({Charge()})}, {"tool", 1}}),
                     "catalog.tool", "unknown field");
   RequireOneProblem(ProblemsOf(Json{{"tools", Json::array({Charge(), 7})}}), "tools[1]",

@@ -1,0 +1,217 @@
+// ReadResourceTemplates (surface_catalog.h): resources whose URIs follow an RFC 6570
+// template, read by running a command or by filling in a literal text.
+#include <algorithm>
+#include <cctype>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "server/catalog/surface_catalog.h"
+
+namespace keel {
+namespace {
+
+// An RFC 6570 varname: varchar *( ["."] varchar ), varchar = ALPHA / DIGIT / "_" / %HH.
+bool IsTemplateVarName(std::string_view name) {
+  if (name.empty() || name.front() == '.' || name.back() == '.') return false;
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == '%') {
+      if (i + 2 >= name.size() || !std::isxdigit(static_cast<unsigned char>(name[i + 1])) ||
+          !std::isxdigit(static_cast<unsigned char>(name[i + 2]))) {
+        return false;
+      }
+      i += 2;
+    } else if (c == '.') {
+      if (name[i + 1] == '.') return false;
+    } else if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') {
+      return false;
+    }
+  }
+  return true;
+}
+
+// One varspec: varname, then ":<1-9999>" (a prefix) or "*" (explode).
+bool ParseVarSpec(std::string_view spec, std::vector<std::string>* names) {
+  std::string_view name = spec;
+  if (!spec.empty() && spec.back() == '*') {
+    name = spec.substr(0, spec.size() - 1);
+  } else if (const size_t colon = spec.find(':'); colon != std::string_view::npos) {
+    const std::string_view digits = spec.substr(colon + 1);
+    if (digits.empty() || digits.size() > 4 || digits[0] == '0' ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return false;
+    }
+    name = spec.substr(0, colon);
+  }
+  if (!IsTemplateVarName(name)) return false;
+  if (std::find(names->begin(), names->end(), name) == names->end()) names->emplace_back(name);
+  return true;
+}
+
+// REPLACE with protocol/uri_template.h (RFC 6570, being written in parallel) once it lands:
+// this is the catalog's only use of URI template syntax. The variable names of `text` in
+// order of first appearance ({var}, {+var}, {#var}, {/var}, {.var}, {;var}, {?a,b}, {&a},
+// with :N prefixes and * explodes), or *problem set.
+std::vector<std::string> UriTemplateVariables(std::string_view text, std::string* problem) {
+  std::vector<std::string> names;
+  static constexpr std::string_view kOperators = "+#./;?&";
+  static constexpr std::string_view kReserved = "=,!@|";
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '}') {
+      *problem = "a '}' without its '{' at offset " + std::to_string(i);
+      return {};
+    }
+    if (std::iscntrl(static_cast<unsigned char>(c)) || c == ' ') {
+      *problem = "a space or control character at offset " + std::to_string(i);
+      return {};
+    }
+    if (c != '{') continue;
+    const size_t close = text.find_first_of("{}", i + 1);
+    if (close == std::string_view::npos || text[close] == '{') {
+      *problem = "the '{' at offset " + std::to_string(i) + " is not closed";
+      return {};
+    }
+    std::string_view expression = text.substr(i + 1, close - i - 1);
+    if (!expression.empty() && kReserved.find(expression[0]) != std::string_view::npos) {
+      *problem = "operator '" + std::string(1, expression[0]) + "' is reserved by RFC 6570";
+      return {};
+    }
+    if (!expression.empty() && kOperators.find(expression[0]) != std::string_view::npos) {
+      expression.remove_prefix(1);
+    }
+    size_t start = 0;
+    while (true) {
+      const size_t comma = std::min(expression.find(',', start), expression.size());
+      if (!ParseVarSpec(expression.substr(start, comma - start), &names)) {
+        *problem = "\"{" + std::string(text.substr(i + 1, close - i - 1)) +
+                   "}\" is not an expression of variable names (letters, digits, _)";
+        return {};
+      }
+      if (comma == expression.size()) break;
+      start = comma + 1;
+    }
+    i = close;
+  }
+  return names;
+}
+
+// The scheme before the first expression: "deploy://{service}" -> "deploy:".
+bool HasScheme(const std::string& uri_template) {
+  const std::string head = uri_template.substr(0, uri_template.find('{'));
+  return head.find(':') != std::string::npos && IsAbsoluteUri(head + "x");
+}
+
+// `uriTemplate`; returns its variables (empty on a problem).
+std::vector<std::string> ReadUriTemplate(ObjectReader& reader, ResourceTemplateEntry& entry) {
+  auto uri_template = reader.String("uriTemplate", true);
+  if (!uri_template) return {};
+  std::string problem;
+  std::vector<std::string> variables = UriTemplateVariables(*uri_template, &problem);
+  if (problem.empty() && !HasScheme(*uri_template)) {
+    problem = "must start with a URI scheme, e.g. deploy://{service}/status";
+  } else if (problem.empty() && variables.empty()) {
+    problem = "names no variable (a fixed URI is a resource, not a template)";
+  } else if (problem.empty() &&
+             std::find(variables.begin(), variables.end(), "uri") != variables.end()) {
+    problem = "a variable may not be named uri: {uri} is the whole URI read";
+  }
+  if (!problem.empty()) {
+    reader.Problem("uriTemplate", Shown(Json(*uri_template)) + ": " + problem);
+    return {};
+  }
+  entry.uri_template = std::move(*uri_template);
+  return variables;
+}
+
+// `text`, a literal whose {references} name the template's variables or uri.
+void ReadTemplateText(ObjectReader& reader, ResourceTemplateEntry& entry,
+                      const std::vector<std::string>& references) {
+  auto text = reader.String("text", false);
+  if (!text) return;
+  const TemplateParse parse = ParseTemplate(*text);
+  if (!parse.problem.empty()) reader.Problem("text", parse.problem);
+  for (const std::string& ref : parse.refs) {
+    if (std::find(references.begin(), references.end(), ref) == references.end()) {
+      reader.Problem("text", "{" + ref + "} is not a variable of uriTemplate nor {uri}");
+    }
+  }
+  entry.text = std::move(*text);
+}
+
+// `complete`: {"<variable>": completion}.
+void ReadTemplateCompletions(ObjectReader& reader, ResourceTemplateEntry& entry,
+                             const std::vector<std::string>& variables) {
+  const Json* object = reader.Object("complete");
+  if (object == nullptr) return;
+  ObjectReader complete = reader.Nested(*object, "complete");
+  for (const auto& item : object->items()) {
+    if (std::find(variables.begin(), variables.end(), item.key()) == variables.end()) {
+      complete.Problem(item.key(), "is not a variable of uriTemplate");
+      continue;
+    }
+    if (auto completion = ReadCompletion(complete, item.key())) {
+      entry.completions.emplace_back(item.key(), std::move(*completion));
+    }
+  }
+}
+
+std::optional<ResourceTemplateEntry> ReadTemplate(const Json& item, const std::string& label,
+                                                  std::vector<std::string>* problems) {
+  ObjectReader reader(item, label, problems);
+  const size_t before = reader.problem_count();
+  reader.OnlyFields({"name", "title", "description", "uriTemplate", "mimeType", "annotations",
+                     "run", "text", "complete"});
+  ResourceTemplateEntry entry;
+  if (auto name = reader.String("name", true)) {
+    if (name->empty()) reader.Problem("name", "must not be empty");
+    entry.name = std::move(*name);
+  }
+  if (auto title = reader.String("title", false)) entry.title = std::move(*title);
+  if (auto description = reader.String("description", false)) {
+    entry.description = std::move(*description);
+  }
+  if (auto mime = ReadMimeType(reader, "mimeType")) entry.mime_type = std::move(*mime);
+  entry.annotations = ReadAnnotations(reader);
+  const std::vector<std::string> variables = ReadUriTemplate(reader, entry);
+  if ((reader.Find("run") != nullptr) == (reader.Find("text") != nullptr)) {
+    problems->push_back(label + ": needs exactly one of run, text");
+  }
+  if (!entry.uri_template.empty()) {  // references can be checked only against variables
+    std::vector<std::string> references = variables;
+    references.emplace_back("uri");
+    entry.run = ReadCommandSpec(reader, "run", references, "a variable of uriTemplate nor {uri}");
+    ReadTemplateText(reader, entry, references);
+    ReadTemplateCompletions(reader, entry, variables);
+  }
+  if (reader.problem_count() != before) return std::nullopt;
+  return entry;
+}
+
+}  // namespace
+
+std::vector<ResourceTemplateEntry> ReadResourceTemplates(const Json& list,
+                                                         std::vector<std::string>* problems) {
+  std::vector<ResourceTemplateEntry> templates;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const Json& item = list[i];
+    const std::string label = SurfaceLabel("resourceTemplates", item, i);
+    if (!item.is_object()) {
+      problems->push_back(label + ": must be an object, got " + std::string(item.type_name()));
+      continue;
+    }
+    auto entry = ReadTemplate(item, label, problems);
+    if (!entry) continue;
+    if (!seen.insert(entry->uri_template).second) {
+      problems->push_back(label + ".uriTemplate: " + Shown(Json(entry->uri_template)) +
+                          " appears twice (a URI has one owner)");
+      continue;
+    }
+    templates.push_back(std::move(*entry));
+  }
+  return templates;
+}
+
+}  // namespace keel
