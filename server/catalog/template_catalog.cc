@@ -6,95 +6,18 @@
 #include <string>
 #include <utility>
 
+#include "protocol/uri_template.h"
 #include "server/catalog/surface_catalog.h"
 
 namespace keel {
 namespace {
 
-// An RFC 6570 varname: varchar *( ["."] varchar ), varchar = ALPHA / DIGIT / "_" / %HH.
-bool IsTemplateVarName(std::string_view name) {
-  if (name.empty() || name.front() == '.' || name.back() == '.') return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];
-    if (c == '%') {
-      if (i + 2 >= name.size() || !std::isxdigit(static_cast<unsigned char>(name[i + 1])) ||
-          !std::isxdigit(static_cast<unsigned char>(name[i + 2]))) {
-        return false;
-      }
-      i += 2;
-    } else if (c == '.') {
-      if (name[i + 1] == '.') return false;
-    } else if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') {
-      return false;
-    }
-  }
-  return true;
-}
-
-// One varspec: varname, then ":<1-9999>" (a prefix) or "*" (explode).
-bool ParseVarSpec(std::string_view spec, std::vector<std::string>* names) {
-  std::string_view name = spec;
-  if (!spec.empty() && spec.back() == '*') {
-    name = spec.substr(0, spec.size() - 1);
-  } else if (const size_t colon = spec.find(':'); colon != std::string_view::npos) {
-    const std::string_view digits = spec.substr(colon + 1);
-    if (digits.empty() || digits.size() > 4 || digits[0] == '0' ||
-        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      return false;
-    }
-    name = spec.substr(0, colon);
-  }
-  if (!IsTemplateVarName(name)) return false;
-  if (std::find(names->begin(), names->end(), name) == names->end()) names->emplace_back(name);
-  return true;
-}
-
-// REPLACE with protocol/uri_template.h (RFC 6570, being written in parallel) once it lands:
-// this is the catalog's only use of URI template syntax. The variable names of `text` in
-// order of first appearance ({var}, {+var}, {#var}, {/var}, {.var}, {;var}, {?a,b}, {&a},
-// with :N prefixes and * explodes), or *problem set.
+// The variable names of `text` in order of first appearance (protocol/uri_template.h: RFC
+// 6570 levels 1 to 3), or *problem set.
 std::vector<std::string> UriTemplateVariables(std::string_view text, std::string* problem) {
-  std::vector<std::string> names;
-  static constexpr std::string_view kOperators = "+#./;?&";
-  static constexpr std::string_view kReserved = "=,!@|";
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (c == '}') {
-      *problem = "a '}' without its '{' at offset " + std::to_string(i);
-      return {};
-    }
-    if (std::iscntrl(static_cast<unsigned char>(c)) || c == ' ') {
-      *problem = "a space or control character at offset " + std::to_string(i);
-      return {};
-    }
-    if (c != '{') continue;
-    const size_t close = text.find_first_of("{}", i + 1);
-    if (close == std::string_view::npos || text[close] == '{') {
-      *problem = "the '{' at offset " + std::to_string(i) + " is not closed";
-      return {};
-    }
-    std::string_view expression = text.substr(i + 1, close - i - 1);
-    if (!expression.empty() && kReserved.find(expression[0]) != std::string_view::npos) {
-      *problem = "operator '" + std::string(1, expression[0]) + "' is reserved by RFC 6570";
-      return {};
-    }
-    if (!expression.empty() && kOperators.find(expression[0]) != std::string_view::npos) {
-      expression.remove_prefix(1);
-    }
-    size_t start = 0;
-    while (true) {
-      const size_t comma = std::min(expression.find(',', start), expression.size());
-      if (!ParseVarSpec(expression.substr(start, comma - start), &names)) {
-        *problem = "\"{" + std::string(text.substr(i + 1, close - i - 1)) +
-                   "}\" is not an expression of variable names (letters, digits, _)";
-        return {};
-      }
-      if (comma == expression.size()) break;
-      start = comma + 1;
-    }
-    i = close;
-  }
-  return names;
+  std::optional<UriTemplate> parsed = UriTemplate::Parse(text, problem);
+  if (!parsed) return {};
+  return parsed->VariableNames();
 }
 
 // The scheme before the first expression: "deploy://{service}" -> "deploy:".
