@@ -126,6 +126,8 @@ std::string TranslateEcma(const std::string& pattern) {
         out += c;
         if (i + 1 < pattern.size() && pattern[i + 1] == '^') out += pattern[++i];
       }
+    } else if (c == '.') {
+      out += R"([^\n\r\x{2028}\x{2029}])";  // ECMA's "." stops at every line terminator
     } else if (c == '(' && pattern.compare(i, 3, "(?<") == 0 && i + 3 < pattern.size() &&
                pattern[i + 3] != '=' && pattern[i + 3] != '!') {
       out += "(?P<";  // a named group: RE2 of Debian 12 knows only Python's spelling
@@ -190,7 +192,9 @@ std::optional<std::string> RegexProblem(const std::string& pattern) {
   Compiled regex = CompiledFor(pattern);
   if (regex->ok()) return std::nullopt;
   return "RE2 cannot check this regular expression (" + regex->error() +
-         "); keel matches patterns in linear time, without backreferences or lookaround";
+         "): keel matches patterns with RE2, in linear time, which has no backreferences or "
+         "lookaround and bounds a compiled regex at " +
+         std::to_string(kRegexMaxMem >> 20) + " MiB";
 }
 
 std::optional<bool> RegexSearch(const std::string& pattern, const std::string& text) {

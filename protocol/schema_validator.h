@@ -28,16 +28,18 @@
 //   dependentSchemas; never through not or a failed branch), as 2020-12 says.
 // Annotations, checked for shape and otherwise ignored: title, description, $comment, default,
 //   examples, deprecated, readOnly, writeOnly, format (not asserted: "date-time" accepts any
-//   string), contentMediaType, contentEncoding, contentSchema, $schema (any URI: the dialect is
-//   always the one described here), $id at the root, $anchor; and any keyword starting with "x-"
-//   (vendor annotations, such as MCP's "x-mcp-header"), whatever its value.
+//   string), contentMediaType, contentEncoding, contentSchema, $schema (a published dialect:
+//   2020-12, 2019-09, draft 7, 6 or 4; keywords are always read as described here), $id at the
+//   root, $anchor; and any keyword starting with "x-" (vendor annotations, such as MCP's
+//   "x-mcp-header"), whatever its value.
 // The schemas `true` (accept everything) and `false` (reject everything) work anywhere.
 //
 // Refused, as malformed, because keel cannot check what they mean (the message names the
 // keyword and says why, e.g. "#/properties/a/$dynamicRef: not supported: keel cannot check
 // dynamic references"): a $ref to another document (remote or relative URI: keel fetches
 // nothing) or to nothing; $dynamicRef, $dynamicAnchor, $recursiveRef, $recursiveAnchor;
-// $vocabulary; an $id below the root (it would change the base URI); a pattern RE2 cannot run
+// $vocabulary, and a $schema naming a custom meta-schema (it may switch keywords off or add
+// vocabularies); an $id below the root (it would change the base URI); a pattern RE2 cannot run
 // (backreferences, lookaround); a loop of references that never descends into the instance
 // (e.g. {"$defs": {"a": {"allOf": [{"$ref": "#/$defs/a"}]}}}).
 //

@@ -42,6 +42,8 @@ TEST_CASE("pattern speaks ECMA-262 spellings such as \\u escapes and named group
   CHECK(Outcome(R"({"pattern": "^[^]$"})"_json, "x") == "valid");
   CHECK(Outcome(R"({"pattern": "[]"})"_json, "x") != "valid");
   CHECK(Outcome(R"({"pattern": "^.$"})"_json, "\xF0\x9F\x92\xA9") == "valid");  // a code point
+  CHECK(Outcome(R"({"pattern": "^.$"})"_json, "\r") != "valid");  // ECMA's . stops at \r
+  CHECK(Outcome(R"({"pattern": "^\\p{Letter}+$"})"_json, "\xCF\x80") == "valid");  // π
 }
 
 TEST_CASE("a pattern RE2 cannot run makes the schema malformed and says why") {
@@ -281,6 +283,10 @@ TEST_CASE("keywords keel cannot check are refused with the keyword and the reaso
         "#/properties/a/$id: not supported: keel cannot check a nested $id (it changes the base "
         "URI that references resolve against)");
   CHECK(WellFormed(R"({"$id": "https://example.com/root"})"_json) == "ok");
+  CHECK(Contains(WellFormed(R"({"$schema": "https://example.com/my-meta-schema"})"_json),
+                 "#/$schema: not supported: \"https://example.com/my-meta-schema\" is not a "
+                 "published JSON Schema dialect"));
+  CHECK(WellFormed(R"({"$schema": "http://json-schema.org/draft-07/schema#"})"_json) == "ok");
   // The lenient path ignores unknown keywords but not the refused ones.
   CHECK(Outcome(R"({"maxLenght": 1})"_json, "long") == "valid");
   CHECK(Outcome(R"({"$dynamicRef": "#x"})"_json, 1).rfind("arguments: schema is invalid", 0) == 0);
