@@ -49,17 +49,29 @@ void Pause(ToolContext& ctx, Millis delay) {
   ctx.checkpoint();
 }
 
-// The schema of the suite's json-schema-2020-12 scenario, verbatim.
+// The schema of the suite's json-schema-2020-12 scenario (suite 0.2.0-alpha.12), verbatim:
+// $schema, $defs with an $anchor, $ref, enum, allOf over anyOf, if/then/else.
 constexpr const char* kSchemaDraft202012 = R"({
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "type": "object",
   "$defs": {
     "address": {
+      "$anchor": "addressDef",
       "type": "object",
       "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
     }
   },
-  "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+  "properties": {
+    "name": {"type": "string"},
+    "address": {"$ref": "#/$defs/address"},
+    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+    "phone": {"type": "string"},
+    "email": {"type": "string"}
+  },
+  "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+  "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+  "then": {"required": ["phone"]},
+  "else": {"required": ["email"]},
   "additionalProperties": false
 })";
 
@@ -118,8 +130,8 @@ std::vector<std::unique_ptr<Tool>> MakeConformanceTools(Millis step_delay) {
                           }));
   tools.push_back(Fixture(
       "json_schema_2020_12_tool",
-      "an inputSchema with JSON Schema 2020-12 keywords ($schema, $defs, "
-      "$ref); says which arguments it got.",
+      "an inputSchema with JSON Schema 2020-12 keywords ($schema, $defs, $anchor, $ref, "
+      "allOf, anyOf, if/then/else); says which arguments it got.",
       [](ToolContext& ctx) {
         return TextResult("Received arguments: " +
                           ctx.arguments().dump(-1, ' ', false, Json::error_handler_t::replace));

@@ -10,8 +10,9 @@
 //                                "Tool execution completed" at info, step_delay apart
 //   test_error_handling          isError: true with one text block
 //   test_tool_with_progress      progress 0, 50 and 100 of 100, step_delay apart
-//   json_schema_2020_12_tool     says which arguments it got; its inputSchema uses $schema,
-//                                $defs and $ref (SEP-1613), which tools/list must keep
+//   json_schema_2020_12_tool     says which arguments it got; its inputSchema (the suite's,
+//                                verbatim) uses $schema, $defs, $anchor, $ref, allOf, anyOf
+//                                and if/then/else (SEP-1613), which tools/list must keep
 // All are reads; only the last takes arguments. A cancel ends a wait at once and stops the
 // tool at its checkpoint. Stateless: safe to call concurrently.
 #pragma once

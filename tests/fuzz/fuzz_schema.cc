@@ -24,7 +24,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr int kMaxSchemaDepth = 64;  // schema_validator.cc's kMaxDepth
+constexpr int kMaxSchemaDepth = 64;  // protocol/schema_values.h's kMaxSchemaDepth
 
 // Prefixes only: the rest of a message quotes the input, which may say anything.
 bool StartsWith(const std::optional<std::string>& message, std::string_view prefix) {

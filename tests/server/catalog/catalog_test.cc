@@ -232,7 +232,7 @@ TEST_CASE("unknown fields are refused at every level outside the schemas", "[cat
   }
   // Inside a schema an unknown keyword is the schema checker's business, named by pointer.
   Json tool = Charge();
-  tool["inputSchema"]["properties"]["account"]["pattern"] = "^a";
+  tool["inputSchema"]["properties"]["account"]["patern"] = "^a";
   RequireOneProblem(ProblemsOfTool(tool), "tools[1] (charge_account).inputSchema",
                     "#/properties/account");
 }
