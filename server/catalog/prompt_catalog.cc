@@ -147,7 +147,7 @@ bool IsKeelResourceUri(const std::string& uri, const std::vector<ResourceEntry>&
 }
 
 // `resource`: a keel resource's URI (read when the prompt is got), or a literal
-// {uri, mimeType?, text}.
+// {uri, mimeType?, text} whose uri and text may reference the arguments.
 void ReadPromptResource(ObjectReader& message, PromptMessage& out,
                         const std::vector<PromptArgument>& arguments,
                         const std::vector<ResourceEntry>& resources) {
@@ -168,12 +168,20 @@ void ReadPromptResource(ObjectReader& message, PromptMessage& out,
   if (object == nullptr) return;
   ObjectReader literal = message.Nested(*object, "resource");
   literal.OnlyFields({"uri", "mimeType", "text"});
+  // Both may reference the prompt's arguments (substituted when the prompt is got); a URI
+  // with no reference must be absolute as written.
   if (auto uri = literal.String("uri", true)) {
-    if (!IsAbsoluteUri(*uri)) literal.Problem("uri", Shown(Json(*uri)) + " is not an absolute URI");
+    const size_t before = literal.problem_count();
+    CheckArgumentReferences(literal, "uri", *uri, arguments);
+    if (literal.problem_count() == before && uri->find('{') == std::string::npos &&
+        !IsAbsoluteUri(*uri)) {
+      literal.Problem("uri", Shown(Json(*uri)) + " is not an absolute URI");
+    }
     out.resource_uri = std::move(*uri);
   }
   if (auto mime = ReadMimeType(literal, "mimeType")) out.mime_type = std::move(*mime);
   out.resource_text = literal.String("text", true);
+  if (out.resource_text) CheckArgumentReferences(literal, "text", *out.resource_text, arguments);
 }
 
 std::optional<PromptMessage> ReadPromptMessage(ObjectReader& owner, const Json& item, size_t index,
