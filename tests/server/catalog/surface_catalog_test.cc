@@ -301,7 +301,7 @@ TEST_CASE("prompts load with arguments, completions and every kind of message",
       {"text": "Service {service}, severity {severity}; JSON looks like {{\"a\": 1}}"},
       {"role": "assistant", "text": "Reading the runbook."},
       {"resource": "runbook:///{service}.md"},
-      {"resource": {"uri": "note://template", "mimeType": "text/markdown", "text": "# {title}"}},
+      {"resource": {"uri": "note://template", "mimeType": "text/markdown", "text": "# {{title}}"}},
       {"image": {"file": "diagram.png"}},
       {"image": {"data": "iVBORw0KGgo=", "mimeType": "image/png"}}]})j");
   CatalogLoad load = LoadSections(Json::array({Runbooks()}), {}, Json::array({prompt}));
@@ -321,7 +321,7 @@ TEST_CASE("prompts load with arguments, completions and every kind of message",
   CHECK(entry.messages[2].kind == PromptMessage::Kind::kResource);
   CHECK(entry.messages[2].resource_uri == "runbook:///{service}.md");
   CHECK_FALSE(entry.messages[2].resource_text);
-  CHECK(entry.messages[3].resource_text == "# {title}");
+  CHECK(entry.messages[3].resource_text == "# {{title}}");
   CHECK(entry.messages[3].mime_type == "text/markdown");
   CHECK(entry.messages[4].kind == PromptMessage::Kind::kImage);
   CHECK(entry.messages[4].image_file == "diagram.png");

@@ -53,7 +53,11 @@ TEST_CASE("a reader's contents are the read result") {
   const auto answer = keel::SurfaceAnswer(wire, keel::AnswerAs::kResource,
                                           keel::StructuredResult("1", contents), "a", "");
   REQUIRE(std::holds_alternative<Json>(answer));
-  CHECK(std::get<Json>(answer) == contents);
+  const Json& read = std::get<Json>(answer);
+  CHECK(read["contents"] == contents["contents"]);
+  // A 2026-07-28 read carries the caching hints (rule 4): never reused, the same for all.
+  CHECK(read["ttlMs"] == 0);
+  CHECK(read["cacheScope"] == "public");
 }
 
 TEST_CASE("a command's output becomes one content item of the read uri and mime type") {

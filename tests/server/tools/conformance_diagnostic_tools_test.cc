@@ -15,9 +15,10 @@
 namespace keel::conformance_diagnostic_tools_test {
 namespace {
 
-std::map<std::string, std::unique_ptr<Tool>> Diagnostics(std::shared_ptr<ListChangedHook> hook) {
+std::map<std::string, std::unique_ptr<Tool>> Diagnostics(
+    std::shared_ptr<ListChangedHook> hook, std::shared_ptr<ListChangedHook> prompts = nullptr) {
   std::map<std::string, std::unique_ptr<Tool>> tools;
-  for (auto& tool : MakeConformanceDiagnosticTools(std::move(hook))) {
+  for (auto& tool : MakeConformanceDiagnosticTools(std::move(hook), std::move(prompts))) {
     const std::string name = tool->spec().name;
     tools.emplace(name, std::move(tool));
   }
@@ -33,7 +34,7 @@ Json Run(Tool& tool, Json arguments = Json::object()) {
 
 TEST_CASE("every diagnostic fixture registers, the x-mcp-header annotation included") {
   auto tools = Diagnostics(nullptr);
-  CHECK(tools.size() == 5);
+  CHECK(tools.size() == 6);
   CHECK(
       tools.at("test_custom_header")->spec().input_schema["properties"]["region"]["x-mcp-header"] ==
       "Region");
@@ -85,6 +86,19 @@ TEST_CASE("test_custom_header says the region it got") {
   auto tools = Diagnostics(nullptr);
   CHECK(Run(*tools.at("test_custom_header"), {{"region", "Hello"}})["content"][0]["text"] ==
         "Region: Hello");
+}
+
+TEST_CASE("test_trigger_prompt_change fires the prompt hook, not the tool one") {
+  auto tools_hook = std::make_shared<ListChangedHook>();
+  auto prompts_hook = std::make_shared<ListChangedHook>();
+  auto tools = Diagnostics(tools_hook, prompts_hook);
+  int tools_fired = 0;
+  int prompts_fired = 0;
+  tools_hook->Connect([&] { ++tools_fired; });
+  prompts_hook->Connect([&] { ++prompts_fired; });
+  Run(*tools.at("test_trigger_prompt_change"));
+  CHECK(prompts_fired == 1);
+  CHECK(tools_fired == 0);
 }
 
 }  // namespace keel::conformance_diagnostic_tools_test
