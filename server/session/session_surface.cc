@@ -132,6 +132,14 @@ void Session::GetPrompt(const RequestContext& request, GetPromptRequest get) {
   bool refused = false;
   std::shared_ptr<const InputRound> input = BeginInput(request, tool->spec(), call, &refused);
   if (refused) return;
+  if (!IsModern(request.wire) && tool->spec().asks_for_input) {
+    // A legacy client is asked with requests of keel's own, as for a tools/call.
+    auto legacy = std::make_shared<InputRound>();
+    legacy->client_capabilities = peers_.at(request.peer).client_capabilities;
+    legacy->answers = Json::object();
+    legacy->server_asks = true;
+    input = std::move(legacy);
+  }
   AdmitCall(request, *tool, std::move(call.arguments), Json(), Json(), false, std::move(input),
             AnswerTarget{AnswerAs::kPrompt, "", ""});
 }
@@ -146,6 +154,11 @@ void Session::Complete(const RequestContext& request, const CompleteRequest& com
     }
     spec = surface_->prompts().CompletionOf(complete.ref_name, complete.argument);
   } else {
+    if (!surface_->resources().HasVariable(complete.ref_name, complete.argument)) {
+      return ReplyError(request, InvalidParams("no resource template " +
+                                               QuoteForError(complete.ref_name) +
+                                               " with variable " + QuoteForError(complete.argument)));
+    }
     spec = surface_->resources().CompletionOf(complete.ref_name, complete.argument);
   }
   if (spec == nullptr) return Reply(request, ToWire(CompleteResult{{}, size_t{0}, false}));

@@ -30,8 +30,11 @@ FileBytes FromMount(const MountReadResult& read) {
     out.mime_type = read.file.mime_type;
     return out;
   }
-  out.status = MeansResourceNotFound(read.failure.error) ? FileBytes::Status::kNotFound
-                                                         : FileBytes::Status::kFailed;
+  // A directory, FIFO, socket or device under a mount is no resource: not found, like a
+  // path that names nothing (mount_error.h keeps it apart for the logs).
+  const bool not_found = MeansResourceNotFound(read.failure.error) ||
+                         read.failure.error == MountError::kNotRegularFile;
+  out.status = not_found ? FileBytes::Status::kNotFound : FileBytes::Status::kFailed;
   out.error = read.failure.message;
   return out;
 }

@@ -127,6 +127,16 @@ const CompletionSpec* ResourceSet::CompletionOf(std::string_view ref,
   return nullptr;
 }
 
+bool ResourceSet::HasVariable(std::string_view ref, std::string_view variable) const {
+  for (const Template& t : templates_) {
+    if (t.entry.uri_template != ref || !t.uri_template) continue;
+    for (const std::string& name : t.uri_template->VariableNames()) {
+      if (name == variable) return true;
+    }
+  }
+  return false;
+}
+
 bool ResourceSet::completes() const {
   for (const Template& t : templates_) {
     if (!t.entry.completions.empty()) return true;

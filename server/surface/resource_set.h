@@ -4,7 +4,8 @@
 //
 // Listing: static resources in catalog order, each mount's files where the mount stands in
 // that order (sorted by path), from the mount's last listing (RefreshMounts: at start-up,
-// and when a watched directory changes), so resources/list does no I/O on the loop.
+// and when a watched directory changes — bounded by kMaxListedFiles per mount), so
+// resources/list itself does no I/O.
 // Resolving a URI, first match wins:
 //  1. a static resource's URI, exactly;
 //  2. a mount's prefix followed by a path (percent-decoded): the mount's reader with
@@ -62,6 +63,8 @@ class ResourceSet {
   // when there is none.
   const CompletionSpec* CompletionOf(std::string_view ref, std::string_view variable) const;
   bool completes() const;
+  // Whether a template's uriTemplate is `ref` and it has variable `variable`.
+  bool HasVariable(std::string_view ref, std::string_view variable) const;
   // Every completion: "<uriTemplate> <variable>" and its spec.
   std::vector<std::pair<std::string, const CompletionSpec*>> Completions() const;
 

@@ -171,6 +171,10 @@ TEST_CASE("completion filters a template variable's list and answers nothing for
       Modern("3", "completion/complete",
              R"("ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"x","value":""})"));
   CHECK(Answer(h, 3)["error"]["code"] == -32602);
+  h.Send(Modern(
+      "4", "completion/complete",
+      R"("ref":{"type":"ref/resource","uri":"test://other/{id}"},"argument":{"name":"id","value":""})"));
+  CHECK(Answer(h, 4)["error"]["code"] == -32602);
 }
 
 TEST_CASE("a listener that asked hears that the prompts changed when a new surface comes") {
