@@ -35,7 +35,8 @@ void Append(Tools* to, Tools from, std::set<std::string>* names = nullptr) {
 // keel's own implementations the catalog may name. Test tools and fixtures are also named in
 // *test_tool_names. False after writing why (a bad --fault).
 bool MakeImplementations(const CliOptions& flags, const std::shared_ptr<LedgerService>& ledger,
-                         std::ostream& err, const ToolSet& set, Tools* implementations, std::set<std::string>* test_tool_names) {
+                         std::ostream& err, const ToolSet& set, Tools* implementations,
+                         std::set<std::string>* test_tool_names) {
   implementations->push_back(MakeEchoTool());
   // Test-only: KEEL_TEST_CRASH_AT makes a mutation kill keel at one step (crash tests).
   const char* crash_at = flags.test_tools ? std::getenv("KEEL_TEST_CRASH_AT") : nullptr;
@@ -54,7 +55,8 @@ bool MakeImplementations(const CliOptions& flags, const std::shared_ptr<LedgerSe
     // The core fixtures first: the suite calls the first tool listed with no arguments.
     Append(implementations, MakeConformanceTools(), test_tool_names);
     Append(implementations, MakeConformanceMrtrTools(), test_tool_names);
-    Append(implementations, MakeConformanceDiagnosticTools(set.tools_changed, set.prompts_changed), test_tool_names);
+    Append(implementations, MakeConformanceDiagnosticTools(set.tools_changed, set.prompts_changed),
+           test_tool_names);
     Append(implementations, MakeConformanceLegacyTools(), test_tool_names);
     Append(implementations, MakeConformanceTaskTools(), test_tool_names);
   }
@@ -84,8 +86,7 @@ ToolSet BuildToolSet(const CliOptions& flags, const Catalog& catalog,
   ToolSet set;
   Tools implementations;
   std::set<std::string> test_tool_names;
-  if (!MakeImplementations(flags, ledger, err, set, &implementations,
-                           &test_tool_names)) {
+  if (!MakeImplementations(flags, ledger, err, set, &implementations, &test_tool_names)) {
     set.exit_code = kExitConfig;
     return set;
   }

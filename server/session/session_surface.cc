@@ -155,9 +155,9 @@ void Session::Complete(const RequestContext& request, const CompleteRequest& com
     spec = surface_->prompts().CompletionOf(complete.ref_name, complete.argument);
   } else {
     if (!surface_->resources().HasVariable(complete.ref_name, complete.argument)) {
-      return ReplyError(request, InvalidParams("no resource template " +
-                                               QuoteForError(complete.ref_name) +
-                                               " with variable " + QuoteForError(complete.argument)));
+      return ReplyError(request,
+                        InvalidParams("no resource template " + QuoteForError(complete.ref_name) +
+                                      " with variable " + QuoteForError(complete.argument)));
     }
     spec = surface_->resources().CompletionOf(complete.ref_name, complete.argument);
   }
