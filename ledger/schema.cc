@@ -136,6 +136,12 @@ ALTER TABLE ledger ADD COLUMN attempt_boot_id TEXT;
 ALTER TABLE ledger ADD COLUMN attempt_pgid INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE ledger ADD COLUMN attempt_start_ticks INTEGER NOT NULL DEFAULT 0;
 )sql",
+      // 6: a task parked in input_required (TaskStore::Park): what it asks, and the answers
+      // given so far (kept for the re-run of its work). NULL: none.
+      R"sql(
+ALTER TABLE tasks ADD COLUMN input_requests TEXT;
+ALTER TABLE tasks ADD COLUMN input_answers TEXT;
+)sql",
   };
   return steps;
 }

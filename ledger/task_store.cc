@@ -14,13 +14,13 @@ namespace {
 constexpr std::string_view kSelectTask =
     "SELECT seq, task_id, tool, status, status_message, created_ms, updated_ms, ttl_ms, "
     "poll_interval_ms, request, idempotency_key, fingerprint, result, error, cancel_phase, "
-    "late_outcome, owner, owner_pid, lease_until_ms FROM tasks ";
+    "late_outcome, owner, owner_pid, lease_until_ms, input_requests, input_answers FROM tasks ";
 
 constexpr std::string_view kInsertTask =
     "INSERT INTO tasks(task_id, tool, status, status_message, created_ms, updated_ms, ttl_ms, "
     "expires_ms, poll_interval_ms, request, idempotency_key, fingerprint, owner, owner_pid, "
-    "lease_until_ms) "
-    "VALUES(?1, ?2, 'working', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)";
+    "lease_until_ms, input_answers) "
+    "VALUES(?1, ?2, 'working', ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)";
 
 std::string SelectTasks(std::string_view rest) {
   return std::string(kSelectTask) + std::string(rest);
@@ -86,6 +86,8 @@ TaskRecord ReadRow(const Statement& row) {
   task.owner = row.Text(16);
   task.owner_pid = row.Int64(17);
   task.lease_until_ms = row.Int64(18);
+  task.input_requests = ParseStoredJson(row, 19);
+  task.input_answers = ParseStoredJson(row, 20);
   return task;
 }
 
@@ -122,6 +124,7 @@ void Insert(Database& db, const TaskRecord& task) {
   BindOptionalText(insert, 10, task.idempotency_key);
   BindOptionalText(insert, 11, task.fingerprint);
   insert.Bind(12, task.owner).Bind(13, task.owner_pid).Bind(14, task.lease_until_ms);
+  BindJson(insert, 15, task.input_answers);
   insert.Run();
 }
 
@@ -273,6 +276,68 @@ bool TaskStore::RecordAfterCancel(std::string_view task_id, CancelPhase phase,
                  BindJson(s, 4, kept);
                  s.Bind(5, now_ms);
                }) == 1;
+}
+
+bool TaskStore::Park(std::string_view task_id, const Json& input_requests, const Json& answers,
+                     int64_t now_ms) {
+  return Write(db_,
+               "UPDATE tasks SET status = 'input_required', input_requests = ?2, "
+               "input_answers = ?3, updated_ms = ?4 "
+               "WHERE task_id = ?1 AND status = 'working'",
+               [&](Statement& s) {
+                 s.Bind(1, task_id);
+                 BindJson(s, 2, input_requests);
+                 BindJson(s, 3, answers);
+                 s.Bind(4, now_ms);
+               }) == 1;
+}
+
+TaskStore::Answered TaskStore::AnswerInput(std::string_view task_id, const Json& responses,
+                                           const InputOwner& resumer, int64_t now_ms) {
+  WriteTransaction txn(db_);
+  Answered out;
+  out.task = FindById(db_, task_id);
+  if (!out.task || out.task->status != TaskStatus::kInputRequired || out.task->Expired(now_ms)) {
+    return out;  // kNotWaiting; nothing written
+  }
+  TaskRecord& task = *out.task;
+  Json requests = task.input_requests.is_object() ? task.input_requests : Json::object();
+  Json answers = task.input_answers.is_object() ? task.input_answers : Json::object();
+  bool any = false;
+  for (const auto& [key, value] : responses.items()) {
+    if (!requests.contains(key)) continue;  // not outstanding: ignored (the extension says so)
+    answers[key] = value;
+    requests.erase(key);
+    any = true;
+  }
+  if (!any) {  // no outstanding key answered: still waiting, unchanged
+    out.outcome = AnswerOutcome::kStillWaiting;
+    return out;
+  }
+  if (Dump(answers).size() > resumer.max_answer_bytes) {
+    out.outcome = AnswerOutcome::kTooLarge;
+    return out;
+  }
+  const bool resume = requests.empty();
+  Statement update = db_.Prepare(
+      resume ? "UPDATE tasks SET status = 'working', input_requests = NULL, input_answers = ?2, "
+               "updated_ms = ?3, owner = ?4, owner_pid = ?5, lease_until_ms = ?6 "
+               "WHERE task_id = ?1"
+             : "UPDATE tasks SET input_requests = ?4, input_answers = ?2, updated_ms = ?3 "
+               "WHERE task_id = ?1");
+  update.Bind(1, task_id);
+  BindJson(update, 2, answers);
+  update.Bind(3, now_ms);
+  if (resume) {
+    update.Bind(4, resumer.owner).Bind(5, resumer.pid).Bind(6, resumer.lease_until_ms);
+  } else {
+    BindJson(update, 4, requests);
+  }
+  update.Run();
+  out.task = FindById(db_, task_id);
+  txn.Commit();
+  out.outcome = resume ? AnswerOutcome::kResumed : AnswerOutcome::kStillWaiting;
+  return out;
 }
 
 size_t TaskStore::RenewLeases(std::string_view owner, int64_t lease_until_ms) {

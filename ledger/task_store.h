@@ -21,6 +21,10 @@
 //  5. Times are wall-clock milliseconds since the Unix epoch, passed in by the caller.
 //  6. A stored JSON column that cannot be read back (not JSON, or nested deeper than
 //     kMaxJsonDepth: bounded_json.h) reads as null; a completed task then has no result.
+//  7. A task waiting for input (input_required) holds what it asks (input_requests: key ->
+//     {method, params}) and the answers given so far (input_answers). Park() moves a working
+//     task there; AnswerInput() adds answers to outstanding keys only, and once none is
+//     outstanding moves it back to working, owned by the process that resumes it.
 //
 // Errors: every member throws SqliteError when SQLite fails (SQLITE_BUSY included, after
 // the connection's busy timeout).
@@ -76,6 +80,8 @@ struct TaskRecord {
   std::string owner;  // the keel process running it ("keel-<pid>-<random>")
   int64_t owner_pid = 0;
   int64_t lease_until_ms = 0;  // the owner renews it while the task runs
+  Json input_requests;         // input_required: what it asks, key -> {method, params}; else null
+  Json input_answers;          // the answers given so far (an object), kept across runs; or null
 
   bool Expired(int64_t now_ms) const { return ttl_ms && created_ms + *ttl_ms <= now_ms; }
 };
@@ -119,6 +125,32 @@ class TaskStore {
   // for finished_after_cancel only.
   bool RecordAfterCancel(std::string_view task_id, CancelPhase phase, std::string_view message,
                          const Json& late_outcome, int64_t now_ms);
+
+  // Invariant 7: moves a working task to input_required, asking `input_requests`, with the
+  // answers kept so far. False when the task is not working (cancelled meanwhile, or gone).
+  bool Park(std::string_view task_id, const Json& input_requests, const Json& answers,
+            int64_t now_ms);
+  // Who resumes a task whose last question is answered, and the bound on its answers.
+  struct InputOwner {
+    std::string owner;
+    int64_t pid = 0;
+    int64_t lease_until_ms = 0;
+    size_t max_answer_bytes = 0;  // the answers, as JSON, at most this: else kTooLarge
+  };
+  enum class AnswerOutcome {
+    kNotWaiting,    // gone, expired, or not input_required: nothing written
+    kStillWaiting,  // answers kept; some keys are still outstanding
+    kResumed,       // every key answered: working again, owned by `resumer`
+    kTooLarge,      // the answers would exceed max_answer_bytes: nothing written
+  };
+  struct Answered {
+    AnswerOutcome outcome = AnswerOutcome::kNotWaiting;
+    std::optional<TaskRecord> task;  // the row after the write (before it when none)
+  };
+  // Invariant 7, in one transaction: `responses` (key -> answer) for the outstanding keys;
+  // other keys are ignored.
+  Answered AnswerInput(std::string_view task_id, const Json& responses, const InputOwner& resumer,
+                       int64_t now_ms);
 
   // Renews the lease of `owner`'s non-terminal tasks. Returns how many.
   size_t RenewLeases(std::string_view owner, int64_t lease_until_ms);

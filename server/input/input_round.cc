@@ -77,6 +77,15 @@ std::variant<InputRound, RpcError> BeginInputRound(const std::string& tool, cons
   return round;
 }
 
+Json TaskInputQuestion(const std::string& tool, Json asked) {
+  if (WellFormed(asked["inputRequests"])) return asked;
+  return ErrorResult("Tool '" + tool +
+                         "' asked for input in a form keel cannot send (inputRequests must "
+                         "map keys to elicitation/create, sampling/createMessage or "
+                         "roots/list requests)",
+                     Json{{"type", "tool_error"}});
+}
+
 std::variant<Json, RpcError> FinishInputRound(const InputRound& round, const std::string& tool,
                                               Json asked, const InputClock& clock) {
   const Json& requests = asked["inputRequests"];

@@ -25,6 +25,9 @@
 //     initialize cover them. Otherwise, and for a task's work (no one waits to answer), the
 //     call ends with InputUnavailable: an isError result of type input_unavailable naming the
 //     questions.
+//  4. The work of a task of the 2026-07-28 tasks extension may ask (TaskInputQuestion): its
+//     question, when well formed, parks the task (server/tasks/task_manager.h, invariant
+//     9); one that is not is the tool's fault, as in rule 2.
 // Pure: the caller supplies the keys, the wall clock and the nonce.
 #pragma once
 
@@ -79,6 +82,9 @@ std::variant<InputRound, RpcError> BeginInputRound(const std::string& tool, cons
 // -32021 error.
 std::variant<Json, RpcError> FinishInputRound(const InputRound& round, const std::string& tool,
                                               Json asked, const InputClock& clock);
+
+// Rule 4: `asked` (an AskForInput result) as it is, or the tool_error isError result.
+Json TaskInputQuestion(const std::string& tool, Json asked);
 
 // Rule 3: `why` ends the sentence "Tool '<tool>' needs input from the client (<keys>), but
 // ...". `missing`: the capabilities the client lacks (added as missingCapabilities when not

@@ -64,7 +64,11 @@ std::shared_ptr<const InputRound> Session::BeginInput(const RequestContext& requ
 
 Json Session::FilterCallResult(const CallIdentity& call, Json result) const {
   if (call.tool == nullptr) return result;
-  // Rule 3 of input_round.h: only a modern call that is no task's work can be asked.
+  // Rule 4 of input_round.h: an extension task's work asking parks its task.
+  if (IsInputRequired(result) && call.modern && !call.task_id.empty()) {
+    return TaskInputQuestion(call.tool_name, std::move(result));
+  }
+  // Rule 3: only a modern call that is no task's work can be asked.
   if (IsInputRequired(result) && (!call.modern || !call.input || !call.task_id.empty())) {
     std::string why = "this call cannot be asked anything";
     if (!call.task_id.empty()) {

@@ -83,6 +83,12 @@ std::optional<uint64_t> Session::StartTaskWork(const TaskRecord& task, Json prog
   identity.task_id = task.task_id;
   // An extension task's work sends no log messages (the coordinator's invariant 9).
   identity.modern = IsExtensionTask(task);
+  // A resumed task's work reads the answers kept with it (task_manager.h, invariant 9).
+  if (identity.modern && task.input_answers.is_object()) {
+    InputRound answered;
+    answered.answers = task.input_answers;
+    identity.input = std::make_shared<const InputRound>(std::move(answered));
+  }
   RequestCoordinator::Admitted work = coordinator_.BeginTask(
       std::move(identity), std::move(progress_token), RelatedTaskMeta(task.task_id), limits,
       [this, task_id = task.task_id](CallState state, CallAnswer answer) {
@@ -112,6 +118,7 @@ void Session::PromoteCall(uint64_t generation, Json params) {
   request.params = std::move(params);
   request.requested_ttl_ms = spec.result_ttl_ms;
   request.generation = generation;
+  if (call->input) request.input_answers = call->input->answers;  // the call's, kept
   const Json request_id = request.id;
   const PeerId peer = request.peer;
   const TaskRecord task = tasks_->Promote(std::move(request));

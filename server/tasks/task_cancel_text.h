@@ -12,6 +12,9 @@ inline constexpr const char* kCancelObserved =
     "Cancelled by tasks/cancel (cancel_observed): the work stopped at a checkpoint.";
 inline constexpr const char* kCancelNeverStarted =
     "Cancelled by tasks/cancel (cancel_observed): the work never started.";
+inline constexpr const char* kCancelWhileWaiting =
+    "Cancelled by tasks/cancel (cancel_observed) while it waited for input: no work of it was "
+    "running.";
 inline constexpr const char* kFinishedAfterCancel =
     "Cancelled by tasks/cancel, but the work did not stop and ran to its end "
     "(finished_after_cancel): whatever it did has happened; tasks/result reports it in "

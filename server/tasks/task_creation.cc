@@ -118,9 +118,14 @@ void TaskManager::StartWork(const ReplyTo& to, const TaskRecord& task, Json prog
     live.generation = *generation;
     return;
   }
+  FailUnstarted(task_id);
+}
+
+void TaskManager::FailUnstarted(const std::string& task_id) {
+  Live& live = live_.at(task_id);
   // Shutdown began while the row was being written: the work never starts.
   const std::string text =
-      "keel was shutting down when this task was created; its work never started, and "
+      "keel was shutting down when this task's work was to start; it never started, and "
       "calling again is safe.";
   live.record.status = TaskStatus::kFailed;
   live.record.status_message = text;
@@ -142,6 +147,7 @@ TaskRecord TaskManager::Promote(PromoteRequest request) {
   create.requested_ttl_ms = request.requested_ttl_ms;
   TaskRecord task = NewTaskRecord(create, options_, now);
   task.task_id = request.task_id;
+  task.input_answers = std::move(request.input_answers);
   Live& live = live_[task.task_id];
   live.record = task;
   live.generation = request.generation;

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "protocol/error_codes.h"
+#include "protocol/tool_result.h"
 #include "server/tasks/task_cancel_text.h"
 #include "server/tasks/task_manager.h"
 #include "server/tasks/task_store_job.h"
@@ -38,6 +39,8 @@ void TaskManager::OnSettled(const std::string& task_id, CallState state, CallAns
   if (IsTerminal(live.record.status)) return;  // tasks/cancel came first
   switch (state) {
     case CallState::kCompleted:
+      // Invariant 9: only an extension task's work gets here with a question.
+      if (IsInputRequired(result)) return Park(task_id, std::move(result));
       live.record.status = TaskStatus::kCompleted;
       break;
     case CallState::kFailed:
@@ -110,6 +113,7 @@ void TaskManager::OnWorkEnded(const std::string& task_id, WorkEnd how, Json resu
   if (it == live_.end()) return;
   Live& live = it->second;
   live.work_ended = true;
+  if (live.parked) how = WorkEnd::kParked;  // it returned its question
   if (live.record.status == TaskStatus::kCancelled &&
       live.record.cancel_phase == CancelPhase::kRequested) {
     return AfterCancel(task_id, how, std::move(result));
@@ -128,6 +132,10 @@ void TaskManager::AfterCancel(const std::string& task_id, WorkEnd how, Json resu
     case WorkEnd::kStoppedAtCheckpoint:
       task.cancel_phase = CancelPhase::kObserved;
       task.status_message = kCancelObserved;
+      break;
+    case WorkEnd::kParked:
+      task.cancel_phase = CancelPhase::kObserved;
+      task.status_message = kCancelWhileWaiting;
       break;
     case WorkEnd::kReturned:
       task.cancel_phase = CancelPhase::kFinishedAfterCancel;
@@ -164,7 +172,9 @@ void TaskManager::EraseIfDone(const std::string& task_id) {
   const Live& live = it->second;
   if (live.work_ended && live.terminal_written && live.writes_pending == 0 &&
       live.waiters.empty()) {
+    std::optional<TaskRecord> resume = std::move(it->second.resume);
     live_.erase(it);
+    if (resume) Resume(*resume);  // invariant 9: answered while this run was tracked
   }
 }
 

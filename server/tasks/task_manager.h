@@ -7,8 +7,8 @@
 // goes through the TaskStoreThread; answers come back through EventLoop::Post.
 //
 // Files: task_manager.cc (request tracking, notifications, upkeep), task_creation.cc
-// (creation and promotion), task_methods.cc (tasks/get|list|result|cancel|update),
-// task_lifecycle.cc (the work's fate).
+// (creation and promotion), task_methods.cc (tasks/get|list|result|cancel),
+// task_lifecycle.cc (the work's fate), task_input.cc (parking, tasks/update, resuming).
 //
 // Thread: loop thread only.
 // Invariants:
@@ -38,11 +38,19 @@
 //     -32602). A promoted call (Promote) is answered with its CreateTaskResult once its row
 //     is committed, like a creation; its work runs on meanwhile. Extension tasks get no
 //     notifications/tasks/status (the extension has none outside subscriptions/listen).
-//     keel's task work never asks for input mid-run (approvals are asked before a task
-//     exists), so no task is ever input_required and tasks/update has nothing to apply.
 //  8. Every answer goes to the exchange of the request it answers, through the OutputRouter
 //     (output_router.h); status notifications concern no request: kNoExchange. A line
 //     whose exchange is gone is dropped (counted: unroutable()).
+//  9. Extension dialect: a task's work that asks for input (AskForInput) parks the task:
+//     it is written input_required with its inputRequests (TaskStore::Park), and the loop
+//     forgets it once its worker returned: a parked task is a stored row only, run by
+//     nobody, and stays parked across restarts (task_recovery.h) until answered, cancelled
+//     or expired. tasks/update keeps the answers to outstanding keys with the task (at most
+//     kMaxCarriedAnswerBytes); when none is outstanding the task is working again, owned by
+//     this process, and its work runs again from the start with every answer so far
+//     (ToolContext::InputResponse): a tool asks before it acts, so the re-run is safe. The
+//     acknowledgement goes out after the write. tasks/cancel of a parked task cancels it,
+//     phase observed. A legacy task's work that asks still ends input_unavailable.
 #pragma once
 
 #include <cstdint>
@@ -139,6 +147,7 @@ class TaskManager {
     Json params;  // {name, arguments, _meta}
     std::optional<int64_t> requested_ttl_ms;
     uint64_t generation = 0;
+    Json input_answers;  // the call's answers so far (its input round), kept with the task
   };
   TaskRecord Promote(PromoteRequest request);
   // The task whose work is generation `generation` (a promoted call's worker does not know
@@ -150,12 +159,12 @@ class TaskManager {
   void List(const ReplyTo& to, const ListTasksRequest& request, const WireForm& wire);
   void Result(const ReplyTo& to, const TaskResultRequest& request);
   void Cancel(const ReplyTo& to, const CancelTaskRequest& request, TaskDialect dialect);
-  // Extension only (invariant 7).
+  // Extension only (invariants 7 and 9).
   void Update(const ReplyTo& to, const UpdateTaskRequest& request);
 
   // The coordinator settled a task's work (its on_settle).
   void OnSettled(const std::string& task_id, CallState state, CallAnswer answer);
-  enum class WorkEnd { kNeverStarted, kStoppedAtCheckpoint, kReturned };
+  enum class WorkEnd { kNeverStarted, kStoppedAtCheckpoint, kReturned, kParked };
   // A task's worker returned (`result` is what the tool returned) or its job found the
   // work settled before it started.
   void OnWorkEnded(const std::string& task_id, WorkEnd how, Json result);
@@ -194,12 +203,14 @@ class TaskManager {
 
  private:
   struct Live {
-    TaskRecord record;              // the loop's view: status is the decided one
-    uint64_t generation = 0;        // its work in the coordinator
-    bool work_ended = false;        // the worker returned, or the work never started
-    bool terminal_written = false;  // the terminal state is written (or failed to be)
-    size_t writes_pending = 0;      // store writes of this task not yet come back
-    std::vector<ReplyTo> waiters;   // tasks/result requests, in arrival order
+    TaskRecord record;                 // the loop's view: status is the decided one
+    uint64_t generation = 0;           // its work in the coordinator
+    bool work_ended = false;           // the worker returned, or the work never started
+    bool terminal_written = false;     // terminal (or parked) state written, or failed to be
+    size_t writes_pending = 0;         // store writes of this task not yet come back
+    std::vector<ReplyTo> waiters;      // tasks/result requests, in arrival order
+    bool parked = false;               // its work asked for input (invariant 9)
+    std::optional<TaskRecord> resume;  // answered while this run is still tracked: run next
   };
 
   // Runs `work` on the store thread and `done` on the loop with what it returned, or with
@@ -233,6 +244,13 @@ class TaskManager {
   void CancelLive(const ReplyTo& to, Live& live, int64_t now, TaskDialect dialect);
   void CancelStored(const ReplyTo& to, const std::string& task_id, int64_t now,
                     TaskDialect dialect);
+
+  // Invariant 9 (task_input.cc): the work asked `asked` (an AskForInput result); and a task
+  // whose questions are all answered runs again.
+  void Park(const std::string& task_id, Json asked);
+  void Resume(const TaskRecord& task);
+  // The work of a live task could not start (shutdown): it fails, and calling again is safe.
+  void FailUnstarted(const std::string& task_id);
 
   // Writes the decided terminal state of a live task, then answers its waiters.
   void Persist(const std::string& task_id);

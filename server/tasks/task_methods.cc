@@ -1,6 +1,7 @@
-// TaskManager: the tasks/get, tasks/list, tasks/result, tasks/cancel and tasks/update methods
-// (TASK-1, TASK-2, TASKX-1). Live tasks are answered from the loop's view, others from the
-// task store; each answer in the dialect of the request (task_wire.h).
+// TaskManager: the tasks/get, tasks/list, tasks/result and tasks/cancel methods (TASK-1,
+// TASK-2, TASKX-1); tasks/update is in task_input.cc. Live tasks are answered from the
+// loop's view, others from the task store; each answer in the dialect of the request
+// (task_wire.h).
 #include <cstdint>
 
 #include <spdlog/spdlog.h>
@@ -49,18 +50,6 @@ void TaskManager::Get(const ReplyTo& to, const GetTaskRequest& request, TaskDial
           return AnswerResult(to, ExtensionDetailedTask(*task), dialect);
         }
         AnswerResult(to, WithRelatedTask(TaskJson(*task), task_id));
-      });
-}
-
-void TaskManager::Update(const ReplyTo& to, const UpdateTaskRequest& request) {
-  Track(to);
-  // Invariant 7: no task of keel's waits for input, so every key is one not outstanding,
-  // which the extension says to ignore; the task must still exist.
-  Store<std::optional<TaskRecord>>(
-      [task_id = request.task_id](TaskStore& store) { return store.Get(task_id); },
-      [this, to, task_id = request.task_id](std::optional<TaskRecord> task, std::string error) {
-        if (AnswerIfUnavailable(to, task_id, task, error, "update")) return;
-        AnswerResult(to, Json::object(), TaskDialect::kExtension);
       });
 }
 
@@ -159,28 +148,34 @@ void TaskManager::CancelLive(const ReplyTo& to, Live& live, int64_t now, TaskDia
   const TaskRecord decided = live.record;
   ++live.writes_pending;
   cancel_work_(live.generation);
-  Store<bool>([task_id = decided.task_id,
-               now](TaskStore& store) { return store.Cancel(task_id, kCancelRequested, now); },
-              [this, to, decided, dialect](bool written, std::string error) {
-                auto it = live_.find(decided.task_id);
-                if (it == live_.end()) return;  // cannot happen: erased only with no write pending
-                Live& live = it->second;
-                --live.writes_pending;
-                if (!error.empty() || !written) {
-                  spdlog::error("task {}: could not write its cancellation ({})", decided.task_id,
-                                error.empty() ? "the row is gone or terminal" : error);
-                }
-                live.terminal_written = true;
-                if (dialect == TaskDialect::kExtension) {
-                  AnswerResult(to, Json::object(), dialect);
-                } else {
-                  AnswerResult(to, WithRelatedTask(TaskJson(decided), decided.task_id));
-                }
-                NotifyStatus(decided);
-                for (const ReplyTo& waiter : live.waiters) AnswerOutcome(waiter, decided);
-                live.waiters.clear();
-                EraseIfDone(decided.task_id);
-              });
+  Store<bool>(
+      [task_id = decided.task_id, now](TaskStore& store) {
+        return store.Cancel(task_id, kCancelRequested, now);
+      },
+      [this, to, decided, dialect](bool written, std::string error) {
+        auto it = live_.find(decided.task_id);
+        if (it == live_.end()) return;  // cannot happen: erased only with no write pending
+        Live& live = it->second;
+        --live.writes_pending;
+        if (!error.empty() || !written) {
+          spdlog::error("task {}: could not write its cancellation ({})", decided.task_id,
+                        error.empty() ? "the row is gone or terminal" : error);
+        }
+        live.terminal_written = true;
+        if (dialect == TaskDialect::kExtension) {
+          AnswerResult(to, Json::object(), dialect);
+        } else {
+          AnswerResult(to, WithRelatedTask(TaskJson(decided), decided.task_id));
+        }
+        NotifyStatus(decided);
+        for (const ReplyTo& waiter : live.waiters) AnswerOutcome(waiter, decided);
+        live.waiters.clear();
+        // Parked, its worker gone already: nothing else will say the work stopped.
+        if (live.parked && live.work_ended && live.record.cancel_phase == CancelPhase::kRequested) {
+          return AfterCancel(decided.task_id, WorkEnd::kParked, Json());
+        }
+        EraseIfDone(decided.task_id);
+      });
 }
 
 void TaskManager::CancelStored(const ReplyTo& to, const std::string& task_id, int64_t now,
@@ -197,7 +192,13 @@ void TaskManager::CancelStored(const ReplyTo& to, const std::string& task_id, in
         if (!outcome.task || outcome.task->Expired(now) || IsTerminal(outcome.task->status)) {
           return outcome;
         }
+        const bool parked = outcome.task->status == TaskStatus::kInputRequired;
         outcome.cancelled = store.Cancel(task_id, kCancelRequested, now);
+        // Invariant 9: a parked task runs nowhere, so its work is stopped already.
+        if (outcome.cancelled && parked) {
+          store.RecordAfterCancel(task_id, CancelPhase::kObserved, kCancelWhileWaiting, Json(),
+                                  now);
+        }
         outcome.task = store.Get(task_id);
         return outcome;
       },

@@ -26,6 +26,9 @@ size_t RecoverOrphanedTasks(TaskStore& store, const ToolRegistry& tools,
         task.owner_pid != options.pid &&
         (options.alive ? options.alive(task.owner_pid) : ProcessRuns(task.owner_pid));
     if (owner_runs && task.lease_until_ms > now_ms) continue;  // still someone's live task
+    // A task waiting for input runs nowhere: it stays parked, and whoever answers its last
+    // question (tasks/update) resumes it.
+    if (task.status == TaskStatus::kInputRequired) continue;
 
     Reconciled found;
     Tool* tool = tools.Find(task.tool);

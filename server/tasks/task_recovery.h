@@ -4,7 +4,8 @@
 //
 // A task is orphaned when its owner is not this process and the owner is gone: its pid
 // no longer runs, or its lease (renewed while the owner lives) has expired. An orphan
-// becomes terminal, never silently lost:
+// becomes terminal, never silently lost (a task parked in input_required is no orphan: no
+// work of it runs anywhere, and it stays parked until answered, cancelled or expired):
 //  - its tool can reconcile it (Tool::Reconcile, e.g. the ledger by idempotency key) and
 //    the work happened: completed (or failed) with the result the call produced;
 //  - its tool knows the work surely did not happen: failed, "safe to retry";

@@ -1,6 +1,7 @@
 // TaskManager::Store: runs one job on the TaskStoreThread and its continuation back on the
 // loop. Private to TaskManager's own .cc files (task_manager.cc, task_creation.cc,
-// task_methods.cc, task_lifecycle.cc), which all post store jobs; nothing else includes it.
+// task_methods.cc, task_lifecycle.cc, task_input.cc), which all post store jobs; nothing
+// else includes it.
 //
 // Thread: Store is called on the loop; `work` runs on the store thread; `done` on the loop.
 // Invariants:

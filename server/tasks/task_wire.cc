@@ -81,7 +81,9 @@ Json ExtensionCreateTaskResult(const TaskRecord& task) {
 Json ExtensionDetailedTask(const TaskRecord& task) {
   Json json = ExtensionTaskJson(task);
   const std::string status = json["status"].get<std::string>();
-  if (status == "completed" && task.result.is_object()) {
+  if (status == "input_required") {
+    json["inputRequests"] = task.input_requests.is_object() ? task.input_requests : Json::object();
+  } else if (status == "completed" && task.result.is_object()) {
     json["result"] = task.result;
   } else if (status == "failed") {
     if (task.error.is_object()) {

@@ -7,7 +7,8 @@
 // MCP 2026-07-28 tasks extension (SEP-2663, reference/mcp-2026-07-28.md §6):
 //   Task: {taskId, status, statusMessage?, createdAt, lastUpdatedAt, ttlMs (number|null),
 //          pollIntervalMs}; CreateTaskResult is the Task with resultType "task" (flat);
-//   tasks/get adds the outcome inline: `result` for completed, `error` for failed.
+//   tasks/get adds the outcome inline: `result` for completed, `error` for failed, and for
+//   input_required the questions still outstanding: `inputRequests` (key -> {method, params}).
 //   Status: the extension keeps `failed` for JSON-RPC errors. A stored `failed` whose
 //   outcome is a tool result with isError (the tool failed, or timed out) is `completed`
 //   with that result, exactly what the call would have answered; keel's own errors stay

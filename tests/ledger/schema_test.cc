@@ -35,6 +35,10 @@ constexpr const char* kDropAttemptColumns =
     "ALTER TABLE ledger DROP COLUMN attempt_boot_id; "
     "ALTER TABLE ledger DROP COLUMN attempt_pgid; "
     "ALTER TABLE ledger DROP COLUMN attempt_start_ticks; ";
+// What migration 6 added (a parked task's questions and answers).
+constexpr const char* kDropInputColumns =
+    "ALTER TABLE tasks DROP COLUMN input_requests; "
+    "ALTER TABLE tasks DROP COLUMN input_answers; ";
 
 }  // namespace
 
@@ -46,7 +50,7 @@ TEST_CASE("migrating a fresh file creates the ledger, demo and task tables at th
   REQUIRE(Migrate(*db, &error) == MigrateStatus::kOk);
   CHECK(error.empty());
   CHECK(db->Pragma("user_version") == std::to_string(keel::SchemaVersion()));
-  CHECK(keel::SchemaVersion() == 5);
+  CHECK(keel::SchemaVersion() == 6);
   for (const char* table : {"ledger", "accounts", "charges", "inventory", "reservations", "tasks",
                             "settings", "deploy_operations"}) {
     CAPTURE(table);
@@ -122,17 +126,34 @@ TEST_CASE("a version 4 ledger gains the attempt columns and its claims record no
   auto db = OpenFresh(dir);
   std::string error;
   REQUIRE(Migrate(*db, &error) == MigrateStatus::kOk);
-  REQUIRE(db->Exec(std::string(kDropAttemptColumns) + "PRAGMA user_version = 4;") == "");
+  REQUIRE(db->Exec(std::string(kDropAttemptColumns) + kDropInputColumns +
+                   "PRAGMA user_version = 4;") == "");
   REQUIRE(db->Exec("INSERT INTO ledger(tool, key, fingerprint, state, owner, created_ms, "
                    "updated_ms) VALUES('t', 'k', 'f', 'in_progress', 'o', 1, 1)") == "");
   REQUIRE(Migrate(*db, &error) == MigrateStatus::kOk);
-  CHECK(db->Pragma("user_version") == "5");
+  CHECK(db->Pragma("user_version") == std::to_string(keel::SchemaVersion()));
   keel::Statement row =
       db->Prepare("SELECT attempt_boot_id, attempt_pgid, attempt_start_ticks FROM ledger");
   REQUIRE(row.Step());
   CHECK(row.IsNull(0));
   CHECK(row.Int64(1) == 0);
   CHECK(row.Int64(2) == 0);
+}
+
+TEST_CASE("a version 5 file's tasks gain the input columns, empty for every task", "[ledger]") {
+  keel::TempDir dir;
+  auto db = OpenFresh(dir);
+  std::string error;
+  REQUIRE(Migrate(*db, &error) == MigrateStatus::kOk);
+  REQUIRE(db->Exec(std::string(kDropInputColumns) + "PRAGMA user_version = 5;") == "");
+  REQUIRE(db->Exec("INSERT INTO tasks(task_id, tool, status, created_ms, updated_ms, "
+                   "poll_interval_ms, request, owner, owner_pid, lease_until_ms) "
+                   "VALUES('t1', 'job', 'working', 1, 1, 1000, '{}', 'o', 1, 1)") == "");
+  REQUIRE(Migrate(*db, &error) == MigrateStatus::kOk);
+  keel::Statement row = db->Prepare("SELECT input_requests, input_answers FROM tasks");
+  REQUIRE(row.Step());
+  CHECK(row.IsNull(0));
+  CHECK(row.IsNull(1));
 }
 
 }  // namespace schema_test

@@ -59,6 +59,7 @@ class RecoveryFixture {
   }
   size_t Recover() { return RecoverOrphanedTasks(*store_, tools_, options_, kNow); }
   TaskRecord Get(const std::string& id) { return store_->Get(id).value(); }
+  TaskStore& store() { return *store_; }
 
   int64_t live_pid = 200;
 
@@ -131,6 +132,45 @@ TEST_CASE("an orphan of a tool no longer served is failed, outcome unknown",
   const std::string id = f.Add("keel-dead", 300, kNow + 60000, "happened", "gone_tool");
   CHECK(f.Recover() == 1);
   CHECK(f.Get(id).result["structuredContent"]["error"]["effect"] == "unknown");
+}
+
+TEST_CASE(
+    "a parked task of a dead keel stays parked, and the process that answers its last question "
+    "takes it over",
+    "[task_recovery][TASK-2][TASKX-1]") {
+  RecoveryFixture f;
+  const std::string id = f.Add("keel-dead", 300, kNow - 1);
+  const Json asked = {{"a", {{"method", "elicitation/create"}}},
+                      {"b", {{"method", "elicitation/create"}}}};
+  REQUIRE(f.store().Park(id, asked, Json(), kNow));
+  CHECK(f.Recover() == 0);
+  CHECK(f.Get(id).status == TaskStatus::kInputRequired);
+  const TaskStore::InputOwner me{"keel-me", 100, kNow + 60000, 1024};
+  TaskStore::Answered first = f.store().AnswerInput(id, {{"a", 1}, {"zzz", 2}}, me, kNow);
+  CHECK(first.outcome == TaskStore::AnswerOutcome::kStillWaiting);
+  CHECK(first.task->input_requests == Json{{"b", {{"method", "elicitation/create"}}}});
+  CHECK(first.task->input_answers == Json{{"a", 1}});  // the unasked key is ignored
+  CHECK(first.task->owner == "keel-dead");
+  TaskStore::Answered last = f.store().AnswerInput(id, {{"b", 2}}, me, kNow);
+  CHECK(last.outcome == TaskStore::AnswerOutcome::kResumed);
+  CHECK(last.task->status == TaskStatus::kWorking);
+  CHECK(last.task->input_requests.is_null());
+  CHECK(last.task->input_answers == Json{{"a", 1}, {"b", 2}});
+  CHECK(last.task->owner == "keel-me");
+  CHECK(f.store().AnswerInput(id, {{"b", 3}}, me, kNow).outcome ==
+        TaskStore::AnswerOutcome::kNotWaiting);
+}
+
+TEST_CASE("answers over the bound are refused and nothing of them is kept",
+          "[task_recovery][TASKX-1]") {
+  RecoveryFixture f;
+  const std::string id = f.Add("keel-me", 100, kNow + 60000);
+  REQUIRE(f.store().Park(id, {{"a", {{"method", "elicitation/create"}}}}, Json(), kNow));
+  const TaskStore::InputOwner me{"keel-me", 100, kNow + 60000, 64};
+  const Json big = {{"a", std::string(100, 'x')}};
+  CHECK(f.store().AnswerInput(id, big, me, kNow).outcome == TaskStore::AnswerOutcome::kTooLarge);
+  CHECK(f.Get(id).status == TaskStatus::kInputRequired);
+  CHECK(f.Get(id).input_answers.is_null());
 }
 
 }  // namespace keel::task_recovery_test
