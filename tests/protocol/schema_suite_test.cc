@@ -106,7 +106,7 @@ void RunGroup(const std::string& file, const json& group, Tally& tally) {
 
 TEST_CASE(
     "the official JSON-Schema-Test-Suite draft2020-12 cases all pass except those keel refuses",
-    "[schema-suite]") {
+    "[schema-suite][SRV-4]") {
   const std::filesystem::path dir = std::filesystem::path(KEEL_SOURCE_DIR) / "tests" / "protocol" /
                                     "json_schema_test_suite" / "draft2020-12";
   REQUIRE(std::filesystem::is_directory(dir));
