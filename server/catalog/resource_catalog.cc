@@ -73,16 +73,7 @@ std::optional<ResourceEntry> ReadResource(const Json& item, const std::string& l
   reader.OnlyFields({"name", "title", "description", "mimeType", "annotations", "uri", "file",
                      "text", "blob", "directory", "uriPrefix", "maxBytes"});
   ResourceEntry entry;
-  if (auto name = reader.String("name", true)) {
-    if (name->empty()) reader.Problem("name", "must not be empty");
-    entry.name = std::move(*name);
-  }
-  if (auto title = reader.String("title", false)) entry.title = std::move(*title);
-  if (auto description = reader.String("description", false)) {
-    entry.description = std::move(*description);
-  }
-  if (auto mime = ReadMimeType(reader, "mimeType")) entry.mime_type = std::move(*mime);
-  entry.annotations = ReadAnnotations(reader);
+  ReadDescribedFields(reader, entry);
   ReadResourceSource(reader, entry, problems);
   if (reader.problem_count() != before) return std::nullopt;
   return entry;

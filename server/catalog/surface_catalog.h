@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -43,6 +44,22 @@ std::optional<std::string> ReadMimeType(ObjectReader& entry, std::string_view fi
 // `annotations`: MCP Annotations ({audience, priority, lastModified}); null when absent or
 // bad (a problem).
 Json ReadAnnotations(ObjectReader& entry);
+
+// The members a resource and a resource template share: name (required, non-empty),
+// title, description, mimeType and annotations.
+template <typename Entry>
+void ReadDescribedFields(ObjectReader& reader, Entry& entry) {
+  if (auto name = reader.String("name", true)) {
+    if (name->empty()) reader.Problem("name", "must not be empty");
+    entry.name = std::move(*name);
+  }
+  if (auto title = reader.String("title", false)) entry.title = std::move(*title);
+  if (auto description = reader.String("description", false)) {
+    entry.description = std::move(*description);
+  }
+  if (auto mime = ReadMimeType(reader, "mimeType")) entry.mime_type = std::move(*mime);
+  entry.annotations = ReadAnnotations(reader);
+}
 // A completion at `field`: a non-empty array of at most kMaxCompletionValues strings, or a
 // command object whose argv may reference {argument} and {value}. nullopt when absent or bad.
 std::optional<CompletionSpec> ReadCompletion(ObjectReader& owner, std::string_view field);

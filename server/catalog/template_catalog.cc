@@ -87,16 +87,7 @@ std::optional<ResourceTemplateEntry> ReadTemplate(const Json& item, const std::s
   reader.OnlyFields({"name", "title", "description", "uriTemplate", "mimeType", "annotations",
                      "run", "text", "complete"});
   ResourceTemplateEntry entry;
-  if (auto name = reader.String("name", true)) {
-    if (name->empty()) reader.Problem("name", "must not be empty");
-    entry.name = std::move(*name);
-  }
-  if (auto title = reader.String("title", false)) entry.title = std::move(*title);
-  if (auto description = reader.String("description", false)) {
-    entry.description = std::move(*description);
-  }
-  if (auto mime = ReadMimeType(reader, "mimeType")) entry.mime_type = std::move(*mime);
-  entry.annotations = ReadAnnotations(reader);
+  ReadDescribedFields(reader, entry);
   const std::vector<std::string> variables = ReadUriTemplate(reader, entry);
   if ((reader.Find("run") != nullptr) == (reader.Find("text") != nullptr)) {
     problems->push_back(label + ": needs exactly one of run, text");
