@@ -1,0 +1,238 @@
+#include "server/upstream/upstream_call.h"
+
+#include <utility>
+#include <variant>
+
+#include <spdlog/spdlog.h>
+
+#include "protocol/bounded_json.h"
+#include "protocol/error_codes.h"
+#include "protocol/tool_result.h"
+#include "server/surface/surface_answer.h"
+
+namespace keel {
+namespace {
+
+constexpr std::string_view kParkedPrefix = "p:";
+constexpr std::string_view kStatePrefix = "s:";
+
+Json Unavailable(const std::string& why) {
+  return ErrorResult("The upstream server could not take the call: " + why + ". Nothing was sent.",
+                     Json{{"type", "upstream_unavailable"},
+                          {"failure_class", "not_sent"},
+                          {"effect", "none"},
+                          {"message", why}});
+}
+
+Json Lost(const ForwardSpec& spec, const std::string& why) {
+  if (spec.write) {
+    return ErrorResult("The upstream server " + why + " while it ran '" + spec.label +
+                           "': the call may have taken effect.",
+                       Json{{"type", "upstream_lost"},
+                            {"failure_class", "ambiguous"},
+                            {"effect", "unknown"},
+                            {"message", why}});
+  }
+  return ErrorResult("The upstream server " + why + " while it ran '" + spec.label + "'.",
+                     Json{{"type", "upstream_lost"},
+                          {"failure_class", "rejected_transient"},
+                          {"effect", "none"},
+                          {"message", why}});
+}
+
+Json Stopped(const ForwardSpec& spec, const char* type, const std::string& text) {
+  return ErrorResult(text + (spec.write ? "; it may have taken effect." : "."),
+                     Json{{"type", type}, {"failure_class", "ambiguous"}, {"layer", "attempt"}});
+}
+
+Json UpstreamError(const ForwardSpec& spec, const Json& error) {
+  const int code = error.is_object() && error.value("code", Json()).is_number_integer()
+                       ? error["code"].get<int>()
+                       : kInternalError;
+  const Json message_value = error.is_object() ? error.value("message", Json()) : Json();
+  const std::string message = message_value.is_string() ? message_value.get<std::string>() : "";
+  const Json data = error.is_object() ? error.value("data", Json()) : Json();
+  if (spec.surface) {
+    const Json uri = spec.params.value("uri", Json());
+    if (spec.method == "resources/read" && uri.is_string() &&
+        (code == -32002 || (code == kInvalidParams && data.is_object() && data.contains("uri")))) {
+      return ResourceNotFoundResult(uri.get<std::string>());
+    }
+    if (code == kInvalidParams) {
+      return ErrorResult(message, Json{{"type", "invalid_params"}, {"code", code}});
+    }
+  }
+  Json structured = {{"type", "upstream_error"},
+                     {"failure_class", "rejected_permanent"},
+                     {"code", code},
+                     {"message", message}};
+  if (!data.is_null()) structured["data"] = data;
+  const bool not_run = code == kInvalidRequest || code == kMethodNotFound || code == kInvalidParams;
+  if (not_run) structured["effect"] = "none";
+  return ErrorResult("The upstream server answered " + spec.method + " ('" + spec.label +
+                         "') with error " + std::to_string(code) + ": " + message,
+                     structured);
+}
+
+// Rule 8.
+Json Passed(const ForwardSpec& spec, Json result) {
+  result.erase("resultType");
+  if (auto meta = result.find("_meta"); meta != result.end() && meta->is_object()) {
+    for (auto it = meta->begin(); it != meta->end();) {
+      if (it.key().rfind("io.modelcontextprotocol/", 0) == 0) {
+        it = meta->erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (meta->empty()) result.erase("_meta");
+  }
+  if (!spec.surface) return result;
+  return Json{{"content", Json::array()}, {"structuredContent", std::move(result)}};
+}
+
+// The request a call waits on.
+struct InFlight {
+  std::shared_ptr<UpstreamClient> client;
+  std::shared_ptr<UpstreamRequest> request;
+};
+using Begun = std::variant<InFlight, Json>;  // or the attempt's answer already
+
+// Rule 6: the client's answer to a parked question goes to the upstream.
+Begun Resume(UpstreamLink& link, ToolContext& ctx, const ForwardSpec& spec) {
+  const std::string name = ctx.tool_state().substr(kParkedPrefix.size());
+  std::optional<ParkedAsk> parked = link.Take(name);
+  if (!parked) {
+    return ErrorResult(
+        "The upstream server's question this answer is for is no longer waiting (it expired, "
+        "or the upstream or keel restarted). Call '" +
+            spec.label + "' again.",
+        Json{{"type", "upstream_question_gone"},
+             {"failure_class", "rejected_permanent"},
+             {"effect", spec.write ? "unknown" : "none"}});
+  }
+  if (const Json* answer = ctx.InputResponse(name)) {
+    parked->client->Answer(parked->ask_id, *answer);
+  } else {
+    parked->client->AnswerError(parked->ask_id, kInternalError, "the client gave no answer");
+  }
+  return InFlight{parked->client, parked->request};
+}
+
+// Rule 7: the next round of a 2026-07-28 upstream's questions.
+void AddInputResponses(const ToolContext& ctx, Json& params) {
+  const std::string& state = ctx.tool_state();
+  if (state.rfind(kStatePrefix, 0) != 0) return;
+  BoundedJson carried = ParseBoundedJson(std::string_view(state).substr(kStatePrefix.size()));
+  if (!carried.ok() || !carried.value.is_object()) return;
+  Json responses = Json::object();
+  for (const Json& key : carried.value.value("keys", Json::array())) {
+    if (!key.is_string()) continue;
+    if (const Json* answer = ctx.InputResponse(key.get<std::string>())) {
+      responses[key.get<std::string>()] = *answer;
+    }
+  }
+  params["inputResponses"] = std::move(responses);
+  const Json upstream_state = carried.value.value("state", Json());
+  if (upstream_state.is_string()) params["requestState"] = upstream_state;
+}
+
+// Rules 1 and 2.
+Begun Send(UpstreamLink& link, ToolContext& ctx, ForwardSpec& spec) {
+  Json params = std::move(spec.params);
+  AddInputResponses(ctx, params);
+  if (spec.meta.is_object() && !spec.meta.empty()) params["_meta"] = spec.meta;
+  std::string why;
+  std::shared_ptr<UpstreamClient> client = link.Acquire(ctx.deadline(), ctx.token(), &why);
+  if (!client) {
+    if (ctx.cancelled()) return Stopped(spec, "cancelled", "The call was cancelled");
+    return Unavailable(why);
+  }
+  UpstreamClient::StartOptions options;
+  options.accepts_asks = true;
+  options.progress = [&ctx](double progress, std::optional<double> total, std::string text) {
+    ctx.ReportProgress(progress, total, std::move(text));
+  };
+  options.log = [&ctx](LoggingLevel level, std::string text) { ctx.Log(level, std::move(text)); };
+  std::shared_ptr<UpstreamRequest> request =
+      client->Start(spec.method, std::move(params), std::move(options));
+  if (!request->sent()) return Unavailable(request->lost_reason());
+  return InFlight{std::move(client), std::move(request)};
+}
+
+// Rules 5, 7 and 8: the upstream's answer.
+Json Answered(const ForwardSpec& spec, const UpstreamRequest& request) {
+  if (request.is_error()) return UpstreamError(spec, request.answer());
+  const Json& answer = request.answer();
+  if (!answer.is_object()) {
+    return UpstreamError(spec, Json{{"code", kInternalError},
+                                    {"message", "the upstream's result is not an object"}});
+  }
+  if (answer.value("resultType", "") != "input_required") return Passed(spec, answer);
+  if (!spec.may_ask) {
+    return UpstreamError(spec, Json{{"code", kInternalError},
+                                    {"message",
+                                     "the upstream asks for input during a keyed write, which "
+                                     "keel does not carry"}});
+  }
+  const Json questions = answer.value("inputRequests", Json::object());
+  Json keys = Json::array();
+  if (questions.is_object()) {
+    for (const auto& [key, value] : questions.items()) keys.push_back(key);
+  }
+  const Json carried = {{"keys", std::move(keys)}, {"state", answer.value("requestState", Json())}};
+  return AskForInput(questions, std::string(kStatePrefix) + carried.dump());
+}
+
+// Rule 6: a question from the upstream; nullopt when it was refused and the call goes on.
+std::optional<Json> Asked(UpstreamLink& link, const ToolContext& ctx, const ForwardSpec& spec,
+                          const InFlight& call) {
+  std::optional<Json> ask = call.request->TakeAsk();
+  if (!ask) return std::nullopt;
+  const std::string method = (*ask)["method"].get<std::string>();
+  const Json question = {{"method", method}, {"params", (*ask)["params"]}};
+  if (!spec.may_ask || !ctx.CanAsk(question)) {
+    spdlog::info("{}: the upstream asked {}, which this call's client cannot answer: refused",
+                 spec.label, method);
+    call.client->AnswerError((*ask)["id"], kInternalError,
+                             "the client of this call cannot answer " + method);
+    return std::nullopt;
+  }
+  ParkedAsk parked;
+  parked.client = call.client;
+  parked.request = call.request;
+  parked.ask_id = (*ask)["id"];
+  const std::string name = link.Park(std::move(parked));
+  return AskForInput(Json{{name, question}}, std::string(kParkedPrefix) + name);
+}
+
+}  // namespace
+
+Json ForwardToUpstream(UpstreamLink& link, ToolContext& ctx, ForwardSpec spec) {
+  Begun begun = ctx.tool_state().rfind(kParkedPrefix, 0) == 0 ? Resume(link, ctx, spec)
+                                                              : Send(link, ctx, spec);
+  if (Json* answer = std::get_if<Json>(&begun)) return std::move(*answer);
+  const InFlight call = std::get<InFlight>(std::move(begun));
+  while (true) {
+    switch (call.request->Wait(ctx.token(), ctx.deadline())) {
+      case UpstreamRequest::Event::kAnswered:
+        return Answered(spec, *call.request);
+      case UpstreamRequest::Event::kAsked:
+        if (std::optional<Json> question = Asked(link, ctx, spec, call)) return *question;
+        continue;
+      case UpstreamRequest::Event::kLost:
+        if (!call.request->sent()) return Unavailable(call.request->lost_reason());
+        return Lost(spec, call.request->lost_reason());
+      case UpstreamRequest::Event::kCancelled:
+        call.client->Cancel(call.request, "cancelled");
+        return Stopped(spec, "cancelled", "The call was cancelled");
+      case UpstreamRequest::Event::kDeadline:
+        call.client->Cancel(call.request, "keel's attempt timeout");
+        return Stopped(
+            spec, "attempt_timeout",
+            "The upstream server did not answer '" + spec.label + "' within the attempt's time");
+    }
+  }
+}
+
+}  // namespace keel

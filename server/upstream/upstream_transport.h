@@ -1,0 +1,49 @@
+// UpstreamTransport: how keel reaches the MCP server it wraps (`keel wrap`): one connection
+// that carries keel's JSON-RPC messages to the upstream and the upstream's back. The stdio
+// kind runs the upstream as a child process (stdio_upstream.h); a Streamable HTTP kind sends
+// each request on its own HTTP request. The protocol over it (ids, handshake, routing) is
+// UpstreamClient's (upstream_client.h); a transport only moves whole messages.
+//
+// Thread-safety: Send and Abandon may be called from any thread. The events run on the
+// transport's own thread, one at a time, and must not block.
+// Invariants:
+//  1. on_message gets only JSON-RPC 2.0 objects (a request, a notification or a response);
+//     anything else the upstream writes is dropped and logged by the transport.
+//  2. on_closed runs once, last: after it no event runs. It says why (the process exited with
+//     status 3, the stream ended, ...).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "server/runtime/clock.h"
+
+namespace keel {
+
+using Json = nlohmann::json;
+
+struct UpstreamEvents {
+  // `related`: the id of keel's request whose stream carried the message (HTTP), or null
+  // when the transport cannot tell (stdio: one stream for everything).
+  std::function<void(Json message, const Json& related)> on_message;
+  std::function<void(std::string why)> on_closed;
+};
+
+class UpstreamTransport {
+ public:
+  virtual ~UpstreamTransport() = default;
+  // Queues one message for the upstream. False, with *why, when it cannot be sent: the
+  // connection is closed, or the upstream has stopped reading and keel's bounded queue for
+  // it is full.
+  virtual bool Send(const Json& message, std::string* why) = 0;
+  // keel no longer wants anything more about request `id` (HTTP: its response stream is
+  // closed, the 2026-07-28 way to cancel). Does nothing on stdio.
+  virtual void Abandon(const Json& id) { (void)id; }
+  // Ends the connection within `grace` (blocking): stdio closes the upstream's stdin, then
+  // SIGTERMs and SIGKILLs its process group. on_closed has run when it returns.
+  virtual void Shutdown(Duration grace) = 0;
+};
+
+}  // namespace keel
