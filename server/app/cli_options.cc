@@ -5,7 +5,9 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -28,8 +30,12 @@ outlive the connection; a task still running when keel exits is recovered by the
 keel on that file (completed from the tool's ledger when it can tell, else failed).
 Kill switch for writes: `keel admin block-writes on|off|status [--db PATH]` from a shell
 (a running keel sees it on its next write call), or --block-writes at start-up.
-Exit codes: 0 ok, 64 bad usage, 66 config file missing, 70 internal error,
-73 cannot create a file, 78 bad configuration.)";
+`keel wrap [flags] -- COMMAND [ARGS...]` serves the stdio MCP server COMMAND starts, with
+every guarantee above in front of its tools (effect classes from --catalog, else from the
+tools' annotations); e.g. keel wrap -- npx -y @modelcontextprotocol/server-memory
+Exit codes: 0 ok, 64 bad usage, 66 config file missing, 69 the wrapped server cannot start
+(keel wrap) or --http cannot listen, 70 internal error, 73 cannot create a file,
+78 bad configuration.)";
 
 // Applies the config file to options that neither the command line nor the environment set.
 int ApplyConfigFile(CLI::App& app, const std::string& path) {
@@ -327,6 +333,39 @@ void AddHttpOptions(CLI::App& app, CliOptions& o) {
 }
 
 // Every option of `keel` that serves, in --help order (--config first).
+// `keel wrap`'s own options (the command itself comes after "--": SplitWrap).
+void AddWrapOptions(CLI::App& app, CliOptions& o) {
+  const char* group = "keel wrap (serving an upstream MCP server)";
+  app.add_option("--upstream-env-allow", o.upstream_env_allow,
+                 "keel wrap: pass only these variables of keel's environment to the upstream "
+                 "(PATH and HOME always); default: the whole environment")
+      ->envname("KEEL_UPSTREAM_ENV_ALLOW")
+      ->group(group);
+  app.add_option("--upstream-protocol", o.upstream_protocol,
+                 "keel wrap: auto (probe server/discover, else initialize), legacy "
+                 "(2025-11-25 initialize) or modern (2026-07-28)")
+      ->envname("KEEL_UPSTREAM_PROTOCOL")
+      ->check(CLI::IsMember({"auto", "legacy", "modern"}))
+      ->group(group);
+  app.add_option("--upstream-start-timeout", o.upstream_start_timeout_ms,
+                 "keel wrap: ms the upstream has to start and answer the handshake and lists")
+      ->envname("KEEL_UPSTREAM_START_TIMEOUT")
+      ->check(CLI::Range(1LL, 3600000LL))
+      ->group(group);
+  app.add_option("--upstream-restarts", o.upstream_restarts,
+                 "keel wrap: restarts of a crashed upstream allowed within "
+                 "--upstream-restart-window (backoff 100 ms doubling to 5 s); then calls "
+                 "answer upstream_unavailable")
+      ->envname("KEEL_UPSTREAM_RESTARTS")
+      ->check(CLI::Range(0, 1000))
+      ->group(group);
+  app.add_option("--upstream-restart-window", o.upstream_restart_window_ms,
+                 "keel wrap: the window (ms) --upstream-restarts counts in")
+      ->envname("KEEL_UPSTREAM_RESTART_WINDOW")
+      ->check(CLI::Range(1LL, 86400000LL))
+      ->group(group);
+}
+
 TimeoutOptions AddServeOptions(CLI::App& app, CliOptions& o) {
   app.add_option("--config", o.config_file, "TOML file with the same settings as the flags")
       ->envname("KEEL_CONFIG");
@@ -336,6 +375,7 @@ TimeoutOptions AddServeOptions(CLI::App& app, CliOptions& o) {
   AddToolOptions(app, o);
   AddTraceAndSafetyOptions(app, o);
   AddHttpOptions(app, o);
+  AddWrapOptions(app, o);
   AddTestOptions(app, o);
   return timeouts;
 }
@@ -424,6 +464,30 @@ std::optional<int> ReconcileTimeouts(const TimeoutOptions& timeouts, CliOptions&
 CliParse ParseCommandLine(int argc, const char* const* argv) {
   CliParse parse;
   CliOptions& o = parse.options;
+  // `keel wrap [flags] -- COMMAND [ARGS...]`: "wrap" and everything from "--" on are taken
+  // out here; the flags in between are keel's usual ones.
+  std::vector<const char*> args(argv, argv + argc);
+  if (args.size() > 1 && std::string_view(args[1]) == "wrap") {
+    o.wrap = true;
+    args.erase(args.begin() + 1);
+    const auto dashes = std::find_if(args.begin() + 1, args.end(),
+                                     [](const char* arg) { return std::string_view(arg) == "--"; });
+    if (dashes != args.end()) {
+      o.upstream_command.assign(dashes + 1, args.end());
+      args.erase(dashes, args.end());
+    }
+    const bool help = std::any_of(args.begin() + 1, args.end(), [](const char* arg) {
+      return std::string_view(arg) == "--help" || std::string_view(arg) == "-h";
+    });
+    if (o.upstream_command.empty() && !help) {
+      std::cerr << "keel wrap: no upstream command; usage: keel wrap [keel flags] -- COMMAND "
+                   "[ARGS...]\n  e.g. keel wrap -- npx -y @modelcontextprotocol/server-memory\n";
+      parse.exit_code = kExitUsage;
+      return parse;
+    }
+  }
+  argc = static_cast<int>(args.size());
+  argv = args.data();
   CLI::App app(
       "keel: a stdio MCP server with reliable cancellation, timeouts and "
       "exactly-once mutations.\nAn MCP host launches it as a subprocess and speaks "

@@ -23,6 +23,7 @@
 #include "server/app/stdio_server.h"
 #include "server/app/surface_setup.h"
 #include "server/app/tool_set.h"
+#include "server/app/wrap_setup.h"
 #include "server/tasks/task_store_thread.h"
 #include "server/trace/trace_log.h"
 
@@ -79,8 +80,25 @@ int Serve(const CliOptions& flags) {
   const std::string owner = ProcessOwner();
   DurableState durable = OpenDurableState(flags, *config.policy, owner, std::cerr);
   if (durable.exit_code) return *durable.exit_code;
-  ToolSet tools = BuildToolSet(flags, *config.catalog, durable.ledger, std::cerr);
-  if (tools.exit_code) return *tools.exit_code;
+  ToolSet tools;
+  std::shared_ptr<Surface> surface;
+  WrapParts wrap;
+  if (flags.wrap) {
+    // keel wrap: the upstream's tools and surface; the catalog (when a file is named) is
+    // the overlay that gives its tools their policies.
+    wrap = StartWrap(flags, std::cerr);
+    if (wrap.exit_code) return *wrap.exit_code;
+    const Catalog* overlay = flags.catalog_file.empty() ? nullptr : &*config.catalog;
+    if (!AddUpstreamTools(*wrap.link, wrap.link, overlay, durable.ledger, &tools, std::cerr)) {
+      wrap.link->Shutdown();
+      return kExitConfig;
+    }
+    surface = MakeForwardedSurface(wrap.link);
+  } else {
+    tools = BuildToolSet(flags, *config.catalog, durable.ledger, std::cerr);
+    if (tools.exit_code) return *tools.exit_code;
+    surface = BuildSurface(flags, *config.catalog, durable.ledger);
+  }
   std::unique_ptr<TraceLog> trace;
   if (const std::optional<int> exit_code = OpenTrace(flags, &trace)) return *exit_code;
   std::string db_error;
@@ -100,7 +118,8 @@ int Serve(const CliOptions& flags) {
                       .signal_fd = io.signal_fd,
                       .http = std::move(http.options),
                       .no_stdio = flags.no_stdio,
-                      .surface = BuildSurface(flags, *config.catalog, durable.ledger)},
+                      .surface = std::move(surface),
+                      .upstream = wrap.link},
                      std::move(task_store));
   return server.Run();
 }

@@ -25,6 +25,7 @@ int FinishServing(ExitParts parts) {
   spdlog::default_logger()->flush();
   // A command still running (its call was cancelled, but its kill grace is not over) must
   // not outlive keel.
+  if (parts.stop_upstream) parts.stop_upstream();
   if (const size_t killed = KillRunningProcessGroups(); killed > 0) {
     spdlog::info("killed {} command process group(s) still running at exit", killed);
   }

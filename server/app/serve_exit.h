@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,8 @@ struct ExitParts {
   WorkerPool& pool;
   const RequestCoordinator::Stats& stats;
   bool peer_gone = false;  // the client closed stdout
+  // Step 4 also stops the server keel wraps (keel wrap), within its grace; null: none.
+  std::function<void()> stop_upstream;
 };
 
 // Runs the sequence. Returns 0 when every worker is idle; otherwise does not return.

@@ -15,6 +15,7 @@
 #include "server/app/serve_exit.h"
 #include "server/app/serve_session_options.h"
 #include "server/app/surface_setup.h"
+#include "server/app/wrap_setup.h"
 #include "server/runtime/process_runner.h"
 #include "server/tasks/task_recovery.h"
 
@@ -118,15 +119,54 @@ void StdioServer::WireSession() {
       [this] { loop_.Post([this] { session_.NotifyToolsListChanged(); }); });
   parts_.tools.prompts_changed->Connect(
       [this] { loop_.Post([this] { session_.NotifyPromptsListChanged(); }); });
+  if (parts_.upstream) WireUpstream();
+}
+
+void StdioServer::WireUpstream() {
+  // The upstream's threads only post; the session hears it on the loop.
+  parts_.upstream->set_on_notification([this](const std::string& method, const Json& params) {
+    loop_.Post([this, method, params] { OnUpstreamNotification(method, params); });
+  });
+  parts_.upstream->set_on_lists_changed([this] {
+    loop_.Post([this] { session_.SetSurface(MakeForwardedSurface(parts_.upstream)); });
+  });
+}
+
+void StdioServer::OnUpstreamNotification(const std::string& method, const Json& params) {
+  if (method == "notifications/resources/updated") {
+    const Json uri = params.value("uri", Json());
+    if (uri.is_string()) session_.NotifyResourceUpdated(uri.get<std::string>());
+  } else if (method == "notifications/resources/list_changed" ||
+             method == "notifications/prompts/list_changed") {
+    parts_.upstream->RequestRelist();
+  } else if (method == "notifications/tools/list_changed") {
+    // keel serves the tools the upstream listed at start-up (their effect classes and
+    // policies were decided then); a change is logged, not followed.
+    spdlog::warn(
+        "the upstream server's tools changed; keel serves the ones it listed at "
+        "start-up until it is restarted");
+  } else if (method == "notifications/message") {
+    spdlog::info("[upstream log] {} {}: {:.2000}", params.value("level", Json()).dump(),
+                 params.value("logger", Json()).dump(), params.value("data", Json()).dump());
+  } else {
+    spdlog::debug("upstream notification {} ignored", method);
+  }
 }
 
 StdioServer::~StdioServer() {
   parts_.tools.tools_changed->Connect(nullptr);
   parts_.tools.prompts_changed->Connect(nullptr);
+  if (parts_.upstream) {
+    parts_.upstream->set_on_notification(nullptr);
+    parts_.upstream->set_on_lists_changed(nullptr);
+  }
 }
 
 void StdioServer::ReloadPolicy() {
-  if (std::shared_ptr<Surface> surface = ReloadSurface(parts_.flags, parts_.ledger)) {
+  // A wrapped server's surface is the upstream's: the catalog is only its overlay.
+  std::shared_ptr<Surface> surface;
+  if (!parts_.upstream) surface = ReloadSurface(parts_.flags, parts_.ledger);
+  if (surface) {
     session_.SetSurface(std::move(surface));
     surface_watch_.Follow();
   }
@@ -179,7 +219,11 @@ int StdioServer::Run() {
                         .task_store = std::move(task_store_),
                         .pool = pool_,
                         .stats = session_.coordinator().stats(),
-                        .peer_gone = peer_gone_});
+                        .peer_gone = peer_gone_,
+                        .stop_upstream = parts_.upstream ? std::function<void()>([this] {
+                          parts_.upstream->Shutdown();
+                        })
+                                                         : nullptr});
 }
 
 }  // namespace keel

@@ -42,6 +42,7 @@
 #include "server/transport/output_router.h"
 #include "server/transport/stdio_fd.h"
 #include "server/transport/stdio_transport.h"
+#include "server/upstream/upstream_link.h"
 
 namespace keel {
 
@@ -62,6 +63,9 @@ struct ServeParts {
   bool no_stdio = false;
   // The resources, prompts and completions served (surface_setup.h); null: none.
   std::shared_ptr<Surface> surface;
+  // keel wrap: the server wrapped (wrap_setup.h); its notifications reach the session, and
+  // it is stopped with keel. Null: keel serves its own tools.
+  std::shared_ptr<UpstreamLink> upstream;
 };
 
 class StdioServer {
@@ -105,6 +109,8 @@ class StdioServer {
     void SendLog(std::string) override {}
   };
   void WireSession();
+  void WireUpstream();
+  void OnUpstreamNotification(const std::string& method, const Json& params);
   void ReloadPolicy();
 
   ServeParts parts_;

@@ -18,7 +18,8 @@ std::optional<Refusal> RequestProblem(AdmitAs as, const ToolSpec& spec, const Js
                                       const CallIdentity& identity) {
   const bool call = as == AdmitAs::kCall;
   // The registry checked the schema once, at registration; validation skips that step.
-  if (auto problem = ValidateCheckedSchema(spec.input_schema, arguments)) {
+  if (auto problem = spec.validate_arguments ? ValidateCheckedSchema(spec.input_schema, arguments)
+                                             : std::nullopt) {
     return Refuse(Refusal::Reason::kInvalidArguments, kInvalidParams,
                   "Invalid arguments for tool '" + spec.name + "': " + *problem,
                   Json{{"type", "invalid_arguments"}, {"message", *problem}}, call);

@@ -62,7 +62,8 @@ Json BoundedResult(Json result, const std::string& tool) {
 }
 
 Json ForOutputSchema(const ToolSpec& spec, Json result) {
-  if (spec.output_schema.is_null() || !result.is_object() || !result.value("isError", false)) {
+  if (spec.output_schema.is_null() || !spec.validate_arguments || !result.is_object() ||
+      !result.value("isError", false)) {
     return result;
   }
   const auto content = result.find("structuredContent");

@@ -38,7 +38,12 @@ struct ToolSpec {
   std::string title;
   std::string description;
   Json input_schema;  // a JSON Schema object with "type": "object"
-  Json annotations;   // MCP ToolAnnotations hints, or null
+  // keel validates the arguments against input_schema (the registry checks the schema once)
+  // and reads output_schema (ForOutputSchema). False only for a wrapped server's tool whose
+  // schemas keel's validator cannot read: they are listed as the upstream wrote them, and
+  // the upstream validates.
+  bool validate_arguments = true;
+  Json annotations;  // MCP ToolAnnotations hints, or null
   // Instant and non-blocking: runs on the loop thread and takes no worker slot.
   bool runs_on_loop = false;
   TaskSupport task_support = TaskSupport::kForbidden;

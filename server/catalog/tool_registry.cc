@@ -10,6 +10,11 @@ std::string ToolRegistry::Register(std::unique_ptr<Tool> tool) {
     return "tool name '" + spec.name + "' must match ^[a-zA-Z0-9_-]{1,64}$";
   }
   if (by_name_.count(spec.name) != 0) return "tool '" + spec.name + "' is registered twice";
+  if (!spec.validate_arguments) {
+    by_name_.emplace(spec.name, tool.get());
+    tools_.push_back(std::move(tool));
+    return std::string();
+  }
   const auto type = spec.input_schema.find("type");
   if (!spec.input_schema.is_object() || type == spec.input_schema.end() || *type != "object") {
     return "tool '" + spec.name + "': inputSchema needs \"type\": \"object\"";

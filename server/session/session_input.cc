@@ -22,7 +22,9 @@ bool Session::ApproveByElicitation(const RequestContext& request, const ToolSpec
   }
   // Arguments that admission would refuse are refused first (invalid_arguments): nobody is
   // asked to approve a call that cannot run.
-  if (ValidateCheckedSchema(spec.input_schema, call.arguments)) return true;
+  if (spec.validate_arguments && ValidateCheckedSchema(spec.input_schema, call.arguments)) {
+    return true;
+  }
   const ApprovalRound round{&options_.state_keys, wall_clock_ms_(), RandomHex(16)};
   ApprovalStep step =
       ApprovalByElicitation(spec, call.arguments, call.input_responses, call.request_state, round);

@@ -22,12 +22,16 @@ void Session::Listen(const RequestContext& request, const ListenRequest& listen)
     Reply(request, Json{{"_meta", {{kSubscriptionId, request.id}}}});
     return;
   }
-  const bool prompts = surface_ != nullptr && !surface_->prompts().empty();
-  const bool resources = surface_ != nullptr && !surface_->resources().empty();
+  const bool prompts = surface_ != nullptr && Serves(McpMethod::kListPrompts);
+  const bool resources = surface_ != nullptr && Serves(McpMethod::kListResources);
   Listener listener{request.id, request.exchange, request.peer, listen.tools_list_changed};
   listener.prompts_list_changed = prompts && listen.prompts_list_changed;
   listener.resources_list_changed = resources && listen.resources_list_changed;
   if (resources) listener.resource_subscriptions = listen.resource_subscriptions;
+  if (const ForwardedSurface* fw = surface_ != nullptr ? surface_->forwarded() : nullptr;
+      fw != nullptr && fw->subscribe) {
+    for (const std::string& uri : listener.resource_subscriptions) fw->subscribe(uri);
+  }
   // The ack lists only what keel will send.
   Json honoured = Json::object();
   if (listener.tools_list_changed) honoured["toolsListChanged"] = true;

@@ -23,6 +23,37 @@ Json ArgumentsObject(const std::map<std::string, std::string>& arguments) {
   return object;
 }
 
+// The lists a surface shows, whichever kind it is.
+const std::vector<Json>& ResourceItems(const Surface& surface) {
+  if (const ForwardedSurface* fw = surface.forwarded()) return fw->resources;
+  return surface.resources().items();
+}
+const std::vector<Json>& TemplateItems(const Surface& surface) {
+  if (const ForwardedSurface* fw = surface.forwarded()) return fw->templates;
+  return surface.resources().template_items();
+}
+const std::vector<Json>& PromptItems(const Surface& surface) {
+  if (const ForwardedSurface* fw = surface.forwarded()) return fw->prompts;
+  return surface.prompts().items();
+}
+bool ServesResources(const Surface& surface) {
+  if (const ForwardedSurface* fw = surface.forwarded()) return fw->serves_resources;
+  return !surface.resources().empty();
+}
+bool ServesPrompts(const Surface& surface) {
+  if (const ForwardedSurface* fw = surface.forwarded()) return fw->serves_prompts;
+  return !surface.prompts().empty();
+}
+bool Completes(const Surface& surface) {
+  if (const ForwardedSurface* fw = surface.forwarded()) return fw->completes;
+  return surface.completes();
+}
+
+// A forwarded call's arguments (UpstreamSurfaceTool).
+Json Forwarded(const char* method, Json params) {
+  return Json{{"method", method}, {"params", std::move(params)}};
+}
+
 }  // namespace
 
 bool Session::Serves(McpMethod method) const {
@@ -32,12 +63,12 @@ bool Session::Serves(McpMethod method) const {
     case McpMethod::kReadResource:
     case McpMethod::kSubscribe:
     case McpMethod::kUnsubscribe:
-      return surface_ != nullptr && !surface_->resources().empty();
+      return surface_ != nullptr && ServesResources(*surface_);
     case McpMethod::kListPrompts:
     case McpMethod::kGetPrompt:
-      return surface_ != nullptr && !surface_->prompts().empty();
+      return surface_ != nullptr && ServesPrompts(*surface_);
     case McpMethod::kComplete:
-      return surface_ != nullptr && surface_->completes();
+      return surface_ != nullptr && Completes(*surface_);
     default:
       return true;
   }
@@ -45,22 +76,21 @@ bool Session::Serves(McpMethod method) const {
 
 void Session::DeclareSurface(ServerCapabilities& capabilities) const {
   if (surface_ == nullptr) return;
-  capabilities.resources = !surface_->resources().empty();
+  capabilities.resources = ServesResources(*surface_);
   capabilities.resources_subscribe = capabilities.resources;
   capabilities.resources_list_changed = capabilities.resources;
-  capabilities.prompts = !surface_->prompts().empty();
+  capabilities.prompts = ServesPrompts(*surface_);
   capabilities.prompts_list_changed = capabilities.prompts;
-  capabilities.completions = surface_->completes();
+  capabilities.completions = Completes(*surface_);
 }
 
 void Session::SetSurface(std::shared_ptr<Surface> surface) {
   const std::shared_ptr<Surface> old = std::move(surface_);
   surface_ = std::move(surface);
   if (old == nullptr) return;
-  const bool resources_changed =
-      old->resources().items() != surface_->resources().items() ||
-      old->resources().template_items() != surface_->resources().template_items();
-  const bool prompts_changed = old->prompts().items() != surface_->prompts().items();
+  const bool resources_changed = ResourceItems(*old) != ResourceItems(*surface_) ||
+                                 TemplateItems(*old) != TemplateItems(*surface_);
+  const bool prompts_changed = PromptItems(*old) != PromptItems(*surface_);
   retired_surfaces_.push_back(old);
   if (resources_changed) NotifyResourcesListChanged();
   if (prompts_changed) NotifyPromptsListChanged();
@@ -79,16 +109,20 @@ void Session::ReplyPage(const RequestContext& request, const std::vector<Json>& 
 }
 
 void Session::ListResources(const RequestContext& request, const ListResourcesRequest& list) {
-  ReplyPage(request, surface_->resources().items(), list.offset, "resources", kResourcesCursor);
+  ReplyPage(request, ResourceItems(*surface_), list.offset, "resources", kResourcesCursor);
 }
 
 void Session::ListResourceTemplates(const RequestContext& request,
                                     const ListResourceTemplatesRequest& list) {
-  ReplyPage(request, surface_->resources().template_items(), list.offset, "resourceTemplates",
-            kTemplatesCursor);
+  ReplyPage(request, TemplateItems(*surface_), list.offset, "resourceTemplates", kTemplatesCursor);
 }
 
 void Session::ReadResource(const RequestContext& request, const ReadResourceRequest& read) {
+  if (const ForwardedSurface* fw = surface_->forwarded()) {
+    return AdmitCall(request, *fw->tool, Forwarded("resources/read", Json{{"uri", read.uri}}),
+                     Json(), Json(), false, nullptr,
+                     AnswerTarget{AnswerAs::kResource, read.uri, ""});
+  }
   std::optional<ResourceSet::Read> reader = surface_->resources().Resolve(read.uri);
   if (!reader) return ReplyError(request, ResourceNotFound(request.wire, read.uri));
   AdmitCall(request, *reader->reader, std::move(reader->arguments), Json(), Json(), false, nullptr,
@@ -103,7 +137,9 @@ void Session::Subscribe(const RequestContext& request, const SubscribeRequest& s
         peer.subscriptions.count(subscribe.uri) == 0) {
       return ReplyError(request, InvalidParams("at most 1000 subscriptions per session"));
     }
-    peer.subscriptions.insert(subscribe.uri);
+    const bool first = peer.subscriptions.insert(subscribe.uri).second;
+    const ForwardedSurface* fw = surface_->forwarded();
+    if (first && fw != nullptr && fw->subscribe) fw->subscribe(subscribe.uri);
   } else {
     peer.subscriptions.erase(subscribe.uri);
   }
@@ -111,22 +147,29 @@ void Session::Subscribe(const RequestContext& request, const SubscribeRequest& s
 }
 
 void Session::ListPrompts(const RequestContext& request, const ListPromptsRequest& list) {
-  ReplyPage(request, surface_->prompts().items(), list.offset, "prompts", kPromptsCursor);
+  ReplyPage(request, PromptItems(*surface_), list.offset, "prompts", kPromptsCursor);
 }
 
 void Session::GetPrompt(const RequestContext& request, GetPromptRequest get) {
   const PromptSet& prompts = surface_->prompts();
-  Tool* tool = prompts.Find(get.name);
+  const ForwardedSurface* fw = surface_->forwarded();
+  Tool* tool = fw != nullptr ? fw->tool.get() : prompts.Find(get.name);
   if (tool == nullptr) {
     return ReplyError(request, InvalidParams("unknown prompt " + QuoteForError(get.name)));
   }
-  if (std::optional<std::string> missing = prompts.MissingArgument(get.name, get.arguments)) {
+  std::optional<std::string> missing;
+  if (fw == nullptr) missing = prompts.MissingArgument(get.name, get.arguments);
+  if (missing) {
     return ReplyError(request, InvalidParams("prompt " + QuoteForError(get.name) +
                                              " needs argument " + QuoteForError(*missing)));
   }
   CallToolRequest call;
   call.name = tool->spec().name;
   call.arguments = ArgumentsObject(get.arguments);
+  if (fw != nullptr) {
+    call.arguments =
+        Forwarded("prompts/get", Json{{"name", get.name}, {"arguments", call.arguments}});
+  }
   call.input_responses = std::move(get.retry.input_responses);
   call.request_state = std::move(get.retry.request_state);
   bool refused = false;
@@ -145,6 +188,18 @@ void Session::GetPrompt(const RequestContext& request, GetPromptRequest get) {
 }
 
 void Session::Complete(const RequestContext& request, const CompleteRequest& complete) {
+  if (const ForwardedSurface* fw = surface_->forwarded()) {
+    Json ref = complete.ref == CompleteRequest::Ref::kPrompt
+                   ? Json{{"type", "ref/prompt"}, {"name", complete.ref_name}}
+                   : Json{{"type", "ref/resource"}, {"uri", complete.ref_name}};
+    Json params = {{"ref", std::move(ref)},
+                   {"argument", {{"name", complete.argument}, {"value", complete.value}}}};
+    if (!complete.context.empty()) {
+      params["context"] = Json{{"arguments", ArgumentsObject(complete.context)}};
+    }
+    return AdmitCall(request, *fw->tool, Forwarded("completion/complete", std::move(params)),
+                     Json(), Json(), false, nullptr, AnswerTarget{AnswerAs::kCompletion, "", ""});
+  }
   const CompletionSpec* spec = nullptr;
   if (complete.ref == CompleteRequest::Ref::kPrompt) {
     if (!surface_->prompts().HasArgument(complete.ref_name, complete.argument)) {

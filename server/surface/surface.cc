@@ -6,6 +6,9 @@
 
 namespace keel {
 
+Surface::Surface(ForwardedSurface forwarded)
+    : forwarded_(std::make_unique<ForwardedSurface>(std::move(forwarded))) {}
+
 Surface::Surface(std::vector<ResourceEntry> resources, std::vector<ResourceTemplateEntry> templates,
                  std::vector<PromptEntry> prompts, std::shared_ptr<LedgerService> ledger)
     : resources_(std::move(resources), std::move(templates), ledger),

@@ -15,6 +15,7 @@
 #include "server/catalog/surface_entries.h"
 #include "server/catalog/tool.h"
 #include "server/durable/ledger_service.h"
+#include "server/surface/forwarded_surface.h"
 #include "server/surface/prompt_set.h"
 #include "server/surface/resource_set.h"
 
@@ -24,6 +25,8 @@ class Surface {
  public:
   Surface(std::vector<ResourceEntry> resources, std::vector<ResourceTemplateEntry> templates,
           std::vector<PromptEntry> prompts, std::shared_ptr<LedgerService> ledger);
+  // A wrapped server's (keel wrap): its lists, and everything asked of it.
+  explicit Surface(ForwardedSurface forwarded);
   Surface(const Surface&) = delete;
   Surface& operator=(const Surface&) = delete;
 
@@ -36,11 +39,14 @@ class Surface {
   bool completes() const { return resources_.completes() || prompts_.completes(); }
   // The command tool of a completion with a command; null for a static list.
   Tool* CompletionTool(const CompletionSpec* spec) const;
+  // Set for a wrapped server's surface: the session forwards instead of resolving.
+  const ForwardedSurface* forwarded() const { return forwarded_.get(); }
 
  private:
   ResourceSet resources_;
   PromptSet prompts_;
   std::map<const CompletionSpec*, std::unique_ptr<Tool>> completion_tools_;
+  std::unique_ptr<ForwardedSurface> forwarded_;
 };
 
 }  // namespace keel

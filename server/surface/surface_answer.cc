@@ -80,6 +80,10 @@ std::variant<Json, RpcError> SurfaceAnswer(const WireForm& wire, AnswerAs as, co
       structured->contains(member)) {
     return WithReadHints(wire, as, *structured);
   }
+  if (as == AnswerAs::kCompletion && structured != result.end() && structured->is_object() &&
+      structured->contains("completion")) {
+    return *structured;  // a forwarded completion/complete result (keel wrap)
+  }
   if (as == AnswerAs::kResource)
     return WithReadHints(wire, as, CommandContents(result, uri, mime_type));
   if (as == AnswerAs::kCompletion) return CommandValues(result);

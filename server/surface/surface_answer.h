@@ -6,8 +6,9 @@
 // CallToolResult becomes the method's result here. Pure functions.
 //
 // A reader answers one of:
-//  1. structuredContent {contents: [...]} or {messages: [...]}: the method's result as it
-//     is (the other members of structuredContent come along);
+//  1. structuredContent {contents: [...]}, {messages: [...]} or, for a completion,
+//     {completion: {...}}: the method's result as it is (the other members of
+//     structuredContent come along) — how keel wrap forwards an upstream's answer;
 //  2. a plain result (a command's output): its text blocks, joined, become one content
 //     item of the read URI and MIME type, or the completion's values, one per non-empty
 //     line, at most 100 (completion.h);
