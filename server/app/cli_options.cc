@@ -86,7 +86,8 @@ struct TimeoutOptions {
 };
 TimeoutOptions AddLimitOptions(CLI::App& app, CliOptions& o) {
   app.add_option("--workers", o.workers,
-                 "Worker threads that run tool calls (0 = hardware threads, at least 2)")
+                 "Worker threads that run tool calls (0 = hardware threads, at least 2; 64 "
+                 "for keel wrap, where each forwarded call waits on one)")
       ->envname("KEEL_WORKERS")
       ->check(CLI::Range(0, 1024));
   app.add_option("--max-inflight", o.max_inflight,
@@ -510,7 +511,9 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
     parse.exit_code = ReconcileTimeouts(timeouts, o);
     if (parse.exit_code) return parse;
   }
-  if (o.workers == 0) o.workers = std::max(2u, std::thread::hardware_concurrency());
+  // keel wrap: a forwarded call waits on its worker for the upstream's answer, so calls in
+  // flight need workers, not cores.
+  if (o.workers == 0) o.workers = o.wrap ? 64 : std::max(2u, std::thread::hardware_concurrency());
   return parse;
 }
 

@@ -20,6 +20,15 @@
 #include "server/tasks/task_recovery.h"
 
 namespace keel {
+namespace {
+
+// keel wrap: what the session says of the wrapped server.
+SessionOptions WithUpstream(SessionOptions options, const UpstreamLink* upstream) {
+  if (upstream != nullptr) options.upstream_instructions = upstream->info().instructions;
+  return options;
+}
+
+}  // namespace
 
 StdioServer::StdioServer(ServeParts parts, std::unique_ptr<TaskStoreThread> task_store)
     : parts_(std::move(parts)),
@@ -34,10 +43,12 @@ StdioServer::StdioServer(ServeParts parts, std::unique_ptr<TaskStoreThread> task
                                  : std::make_unique<StdioTransport>(
                                        loop_, parts_.in, parts_.out, parts_.flags.max_line_bytes,
                                        parts_.flags.outbox_bytes, dispatcher_)),
-      session_(loop_, transport_ ? static_cast<OutputSink&>(*transport_) : null_sink_,
-               parts_.tools.registry, pool_,
-               SessionOptionsFor(parts_.flags, parts_.owner, parts_.ledger, parts_.trace),
-               task_store_.get()),
+      session_(
+          loop_, transport_ ? static_cast<OutputSink&>(*transport_) : null_sink_,
+          parts_.tools.registry, pool_,
+          WithUpstream(SessionOptionsFor(parts_.flags, parts_.owner, parts_.ledger, parts_.trace),
+                       parts_.upstream.get()),
+          task_store_.get()),
       reaper_(loop_, pool_, parts_.ledger),
       signals_({.reload_policy = [this] { ReloadPolicy(); },
                 .begin_shutdown = [this](std::string_view why) { session_.BeginShutdown(why); },

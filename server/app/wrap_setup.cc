@@ -141,8 +141,12 @@ bool AddUpstreamTools(const UpstreamLink& link, const std::shared_ptr<UpstreamLi
           spec.name, *problem);
       spec.validate_arguments = false;
     }
-    const bool takes_key = false;
-    auto upstream_tool = std::make_unique<UpstreamTool>(std::move(spec), shared, ledger, takes_key);
+    UpstreamToolOptions options;
+    const Json schema = tool.value("inputSchema", Json());
+    options.upstream_has_approval_id = schema.is_object() &&
+                                       schema.value("properties", Json()).is_object() &&
+                                       schema["properties"].contains("approval_id");
+    auto upstream_tool = std::make_unique<UpstreamTool>(std::move(spec), shared, ledger, options);
     if (std::string refused = set->registry.Register(std::move(upstream_tool)); !refused.empty()) {
       spdlog::warn("upstream tool not served: {}", refused);
     }

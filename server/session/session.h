@@ -107,6 +107,9 @@
 namespace keel {
 
 struct SessionOptions {
+  // keel wrap: the wrapped server's own instructions, sent first (its tools are what the
+  // model uses); empty: none.
+  std::string upstream_instructions;
   size_t max_inflight = 256;
   // --max-inflight-per-client: at most this many of those from one client (Exchange::client:
   // a legacy HTTP session, a modern HTTP client's address, stdio); 0: no share.

@@ -42,8 +42,9 @@ constexpr std::string_view kExtensionTaskInstructions =
     "result, stop it with tasks/cancel; a task outlives the connection and a restart of "
     "keel.";
 
-std::string InstructionsFor(const WireForm& wire) {
-  std::string instructions(kInstructions);
+std::string InstructionsFor(const WireForm& wire, const std::string& upstream) {
+  std::string instructions = upstream.empty() ? std::string() : upstream + "\n\n";
+  instructions += kInstructions;
   if (!IsModern(wire)) {
     instructions += kLegacyTaskInstructions;
   } else if (wire.tasks) {
@@ -155,14 +156,15 @@ void Session::Initialize(const RequestContext& request, const InitializeRequest&
   peer.client_capabilities = initialize.capabilities;
   peer.log_level = options_.client_log_level;
   const WireForm& wire = peer.wire;
-  InitializeResult result = InitializeResultFor(wire, stamp_.server_info(), InstructionsFor(wire));
+  InitializeResult result = InitializeResultFor(
+      wire, stamp_.server_info(), InstructionsFor(wire, options_.upstream_instructions));
   DeclareSurface(result.capabilities);
   Reply(RequestContext{request.id, request.exchange, request.peer, wire}, ToWire(wire, result));
 }
 
 void Session::Discover(const RequestContext& request) {
-  DiscoverResult result =
-      DiscoverResultFor(request.wire, InstructionsFor(request.wire), options_.cache);
+  DiscoverResult result = DiscoverResultFor(
+      request.wire, InstructionsFor(request.wire, options_.upstream_instructions), options_.cache);
   DeclareSurface(result.capabilities);
   Reply(request, ToWire(request.wire, result));
 }

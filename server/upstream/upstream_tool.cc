@@ -45,11 +45,11 @@ EffectClass EffectOfAnnotations(const Json& annotations) {
 }
 
 UpstreamTool::UpstreamTool(ToolSpec spec, std::shared_ptr<UpstreamLink> link,
-                           std::shared_ptr<LedgerService> ledger, bool upstream_takes_key)
+                           std::shared_ptr<LedgerService> ledger, UpstreamToolOptions options)
     : spec_(std::move(spec)),
       link_(std::move(link)),
       ledger_(std::move(ledger)),
-      upstream_takes_key_(upstream_takes_key) {
+      options_(options) {
   spec_.runs_on_loop = false;
   spec_.asks_for_input = true;
   schema_has_key_ = SchemaDeclares(spec_.input_schema, "idempotencyKey");
@@ -62,8 +62,9 @@ Json UpstreamTool::Attempt(ToolContext& ctx, const std::string& key) const {
   forward.write = IsWrite(spec_.effect);
   Json arguments = ctx.arguments().is_object() ? ctx.arguments() : Json::object();
   if (!schema_has_key_) arguments.erase("idempotencyKey");
+  if (!options_.upstream_has_approval_id) arguments.erase("approval_id");
   forward.meta = ForwardedMeta(ctx.meta());
-  if (upstream_takes_key_ && !key.empty()) {
+  if (options_.upstream_takes_key && !key.empty()) {
     forward.meta[kKeyMeta] = key;
     if (schema_has_key_) arguments["idempotencyKey"] = key;
   }

@@ -8,7 +8,8 @@
 //     read, idempotentHint -> idempotent_write, else unsafe_write: annotations are hints,
 //     the overlay is the authority). asks_for_input is set (an upstream may ask at any time).
 //  2. The arguments are forwarded as the client gave them, except keel's own
-//     `idempotencyKey`, which is removed unless the upstream's inputSchema declares it.
+//     `idempotencyKey` and `approval_id` (OPS-3, when the overlay asks for approval), each
+//     removed unless the upstream's own inputSchema declares it.
 //     The client's _meta is passed on without keel's key (`dev.keel/idempotency-key`),
 //     progressToken and the io.modelcontextprotocol/ envelope — unless upstream_takes_key:
 //     then the key is passed in _meta["dev.keel/idempotency-key"] (and as the
@@ -33,11 +34,16 @@ namespace keel {
 // Rule 1's default: the effect class an upstream tool's annotations suggest.
 EffectClass EffectOfAnnotations(const Json& annotations);
 
+struct UpstreamToolOptions {
+  bool upstream_takes_key = false;        // the overlay's upstreamTakesKey (rule 2)
+  bool upstream_has_approval_id = false;  // the upstream's own schema declares approval_id
+};
+
 class UpstreamTool final : public Tool {
  public:
   // `ledger` may be null only for reads.
   UpstreamTool(ToolSpec spec, std::shared_ptr<UpstreamLink> link,
-               std::shared_ptr<LedgerService> ledger, bool upstream_takes_key);
+               std::shared_ptr<LedgerService> ledger, UpstreamToolOptions options);
 
   const ToolSpec& spec() const override { return spec_; }
   Json Call(ToolContext& ctx) override;
@@ -50,7 +56,7 @@ class UpstreamTool final : public Tool {
   ToolSpec spec_;
   std::shared_ptr<UpstreamLink> link_;
   std::shared_ptr<LedgerService> ledger_;
-  bool upstream_takes_key_ = false;
+  UpstreamToolOptions options_;
   bool schema_has_key_ = false;
 };
 
