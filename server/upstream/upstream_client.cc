@@ -132,11 +132,11 @@ std::shared_ptr<UpstreamRequest> UpstreamClient::Start(const std::string& method
 }
 
 std::optional<Json> UpstreamClient::Request(const std::string& method, Json params,
-                                            TimePoint deadline, std::string* why) {
+                                            TimePoint deadline, const CancellationToken& stop,
+                                            std::string* why) {
   std::shared_ptr<UpstreamRequest> request = Start(method, std::move(params));
-  const CancellationToken never;
   while (true) {
-    switch (request->Wait(never, deadline)) {
+    switch (request->Wait(stop, deadline)) {
       case UpstreamRequest::Event::kAnswered:
         if (request->is_error()) return Json{{"error", request->answer()}};
         return request->answer();
@@ -149,7 +149,11 @@ std::optional<Json> UpstreamClient::Request(const std::string& method, Json para
           AnswerError((*ask)["id"], kInternalError, "keel asks nothing of its client here");
         }
         continue;
-      default:
+      case UpstreamRequest::Event::kCancelled:
+        Cancel(request, "keel is shutting down");
+        *why = "keel is shutting down";
+        return std::nullopt;
+      case UpstreamRequest::Event::kDeadline:
         Cancel(request, "no answer in time");
         *why = "no answer to " + method + " in time";
         return std::nullopt;

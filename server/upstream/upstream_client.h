@@ -114,10 +114,10 @@ class UpstreamClient {
   std::shared_ptr<UpstreamRequest> Start(const std::string& method, Json params) {
     return Start(method, std::move(params), StartOptions());
   }
-  // Start, then wait for the answer until `deadline` (handshakes, lists). nullopt with
-  // *why when none came; a JSON-RPC error comes back as {"error": {...}}.
+  // Start, then wait for the answer until `deadline` or `stop` (handshakes, lists). nullopt
+  // with *why when none came; a JSON-RPC error comes back as {"error": {...}}.
   std::optional<Json> Request(const std::string& method, Json params, TimePoint deadline,
-                              std::string* why);
+                              const CancellationToken& stop, std::string* why);
   // Forgets `request` (a later answer is dropped) and tells the upstream with
   // notifications/cancelled, unless it was answered already.
   void Cancel(const std::shared_ptr<UpstreamRequest>& request, const std::string& reason);

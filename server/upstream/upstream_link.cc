@@ -94,7 +94,7 @@ bool UpstreamLink::Handshake(UpstreamClient& client, TimePoint deadline, std::st
       era_known_ ? info_.era == UpstreamEra::kModern : options_.protocol == "modern";
   if (probe || modern) {
     std::optional<Json> found =
-        client.Request("server/discover", Json{{"_meta", ModernEnvelope()}}, deadline, &why);
+        client.Request("server/discover", Json{{"_meta", ModernEnvelope()}}, deadline, stop_, &why);
     if (!found) {
       probe_lost_ = client.closed();
       *error = "the upstream did not answer server/discover: " + why;
@@ -130,7 +130,7 @@ bool UpstreamLink::Handshake(UpstreamClient& client, TimePoint deadline, std::st
   Json params = {{"protocolVersion", kLegacyVersion},
                  {"capabilities", KeelClientCapabilities()},
                  {"clientInfo", KeelClientInfo()}};
-  std::optional<Json> init = client.Request("initialize", std::move(params), deadline, &why);
+  std::optional<Json> init = client.Request("initialize", std::move(params), deadline, stop_, &why);
   if (!init) {
     *error = "the upstream did not answer initialize: " + why;
     return false;
@@ -162,7 +162,7 @@ bool UpstreamLink::ReadLists(UpstreamClient& client, TimePoint deadline, Upstrea
       Json params = Json::object();
       if (cursor.is_string()) params["cursor"] = cursor;
       std::string why;
-      std::optional<Json> result = client.Request(method, std::move(params), deadline, &why);
+      std::optional<Json> result = client.Request(method, std::move(params), deadline, stop_, &why);
       if (!result) {
         *error = std::string("the upstream did not answer ") + method + ": " + why;
         return false;
@@ -421,6 +421,7 @@ void UpstreamLink::Shutdown() {
     parked_.clear();
     cv_.notify_all();
   }
+  stop_.Cancel();  // a restart's handshake in progress ends now
   if (supervisor_.joinable()) supervisor_.join();
   if (client) client->Shutdown(options_.shutdown_grace);
 }

@@ -144,6 +144,7 @@ class UpstreamLink {
   std::map<std::string, ParkedAsk> parked_;               // mu_
   bool relist_ = false;                                   // mu_: RequestRelist asked
   std::set<std::string> subscribed_;                      // mu_
+  CancellationToken stop_;  // cancelled by Shutdown: ends handshakes and lists in progress
   std::thread supervisor_;
 };
 
