@@ -5,6 +5,9 @@
 // entry gives; OverlayTools applies a whole overlay to an upstream's tools/list.
 #include "server/catalog/catalog_overlay.h"
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -410,6 +413,29 @@ TEST_CASE("LoadCatalogFile reads an overlay in overlay mode and no path is no ov
   REQUIRE(overlay.ok());
   CHECK(overlay.catalog->tools.at(0).name == "read_graph");
   CHECK_FALSE(LoadCatalogFile(path).ok());  // a serve catalog needs much more
+}
+
+TEST_CASE("the overlay example in docs/catalog.md loads as an overlay", "[catalog][overlay]") {
+  const auto path = std::filesystem::path(__FILE__).parent_path() / "../../../docs/catalog.md";
+  std::ifstream file(path);
+  REQUIRE(file.good());
+  std::stringstream text;
+  text << file.rdbuf();
+  const std::string doc = text.str();
+  const size_t section = doc.find("### An overlay example");
+  REQUIRE(section != std::string::npos);
+  const size_t start = doc.find("```json\n", section);
+  REQUIRE(start != std::string::npos);
+  const size_t end = doc.find("```", start + 8);
+  const CatalogLoad load =
+      LoadCatalog(doc.substr(start + 8, end - start - 8), CatalogMode::kOverlay);
+  INFO(Json(load.problems).dump(2));
+  REQUIRE(load.ok());
+  REQUIRE(load.catalog->tools.size() == 4);
+  const CatalogEntry& create = load.catalog->tools[2];
+  CHECK(create.effect == EffectClass::kIdempotentWrite);
+  CHECK(create.key_components == std::vector<std::string>{"entities"});
+  CHECK(load.catalog->tools[3].approval_required);
 }
 
 }  // namespace
