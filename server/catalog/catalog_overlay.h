@@ -33,8 +33,8 @@ EffectClass EffectFromAnnotations(const Json& annotations);
 // Checked against the entry's own inputSchema and effect when it gives them, else the
 // upstream's: key components name input properties; key components only on writes; an
 // idempotent_write the entry declares has key components or an idempotencyKey property.
-// (An idempotent_write that only the annotations claim is not held to the last rule: keel
-// then keys on all its arguments.) Empty: the entry may be applied.
+// (An idempotent_write that only the annotations claim is not held to the last rule: all its
+// arguments then make its intent.) Empty: the entry may be applied.
 std::vector<std::string> CheckOverlayAgainstUpstream(const CatalogEntry& entry,
                                                      const Json& upstream_input_schema,
                                                      EffectClass upstream_effect);

@@ -234,7 +234,7 @@ TEST_CASE("an idempotent write the overlay declares needs key components or an u
   Json keyed = CreateEntitiesSchema();
   keyed["properties"]["idempotencyKey"] = {{"type", "string"}};
   CHECK(CheckOverlayAgainstUpstream(entry, keyed, EffectClass::kUnsafeWrite).empty());
-  // The annotations' idempotentHint alone is not held to it: keel keys on all arguments.
+  // The annotations' idempotentHint alone is not held to it: all arguments make the intent.
   const CatalogEntry timeouts_only = Entry(Json{{"name", "create_entities"}});
   CHECK(CheckOverlayAgainstUpstream(timeouts_only, CreateEntitiesSchema(),
                                     EffectClass::kIdempotentWrite)
