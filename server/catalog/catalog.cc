@@ -42,9 +42,7 @@ void CheckObjectSchema(ObjectReader& reader, std::string_view field, bool requir
 }
 
 bool HasProperty(const Json* schema, const std::string& name) {
-  if (schema == nullptr || !schema->is_object()) return false;
-  const auto properties = schema->find("properties");
-  return properties != schema->end() && properties->is_object() && properties->contains(name);
+  return schema != nullptr && HasInputProperty(*schema, name);
 }
 
 // "timeouts": {"idleMs", "maxMs", "attemptMs"?}. Both idle and max are required: a default
@@ -106,8 +104,11 @@ std::optional<RetrySettings> ReadRetry(ObjectReader& entry) {
   return retry;
 }
 
-// "idempotency": {"keyComponents": [argument names]}.
-std::vector<std::string> ReadKeyComponents(ObjectReader& entry, std::optional<EffectClass> effect) {
+// "idempotency": {"keyComponents": [argument names]}. `effect` nullopt: not known here (bad,
+// or absent from an overlay entry); `check_properties` false: an overlay entry without
+// inputSchema, whose components are checked against the upstream's (catalog_overlay.h).
+std::vector<std::string> ReadKeyComponents(ObjectReader& entry, std::optional<EffectClass> effect,
+                                           bool check_properties) {
   const Json* object = entry.Object("idempotency");
   if (object == nullptr) return {};
   if (effect && !IsWrite(*effect)) {
@@ -139,7 +140,7 @@ std::vector<std::string> ReadKeyComponents(ObjectReader& entry, std::optional<Ef
       continue;
     }
     std::string name = item.get<std::string>();
-    if (!HasProperty(input_schema, name)) {
+    if (check_properties && !HasProperty(input_schema, name)) {
       reader.Problem(field, Shown(item) + " is not a property of inputSchema");
     } else if (std::find(components.begin(), components.end(), name) != components.end()) {
       reader.Problem(field, Shown(item) + " is listed twice");
@@ -150,13 +151,50 @@ std::vector<std::string> ReadKeyComponents(ObjectReader& entry, std::optional<Ef
   return components;
 }
 
-std::optional<CatalogEntry> ReadEntry(const Json& item, const std::string& label,
+// The fields of a tool entry. An overlay's add upstreamTakesKey; `run` is known to both, so
+// that an overlay's is refused with the reason, not as a typo.
+void CheckKnownFields(ObjectReader& reader, bool overlay) {
+  if (overlay) {
+    reader.OnlyFields({"name", "title", "description", "inputSchema", "outputSchema", "effect",
+                       "backend", "timeouts", "retry", "idempotency", "approval", "taskSupport",
+                       "resultTtlMs", "upstreamTakesKey", "run"});
+  } else {
+    reader.OnlyFields({"name", "title", "description", "inputSchema", "outputSchema", "effect",
+                       "backend", "timeouts", "retry", "idempotency", "approval", "taskSupport",
+                       "resultTtlMs", "run"});
+  }
+}
+
+// What one mode only has: `run`, for keel's own command tools; "upstreamTakesKey": true |
+// false, for an overlay's upstream tools.
+void ReadModeFields(ObjectReader& reader, bool overlay, std::optional<EffectClass> effect,
+                    CatalogEntry& entry) {
+  if (!overlay) {
+    entry.run = ReadRunSpec(reader, reader.Find("inputSchema"), effect);
+    return;
+  }
+  if (reader.Find("run") != nullptr) {
+    reader.Problem("run",
+                   "an overlay entry describes an upstream tool; `run` is for keel's own command "
+                   "tools");
+  }
+  if (const Json* takes = reader.Find("upstreamTakesKey")) {
+    if (takes->is_boolean()) {
+      entry.upstream_takes_key = takes->get<bool>();
+    } else {
+      reader.Problem("upstreamTakesKey", "must be true or false, got " + Shown(*takes));
+    }
+  }
+}
+
+std::optional<CatalogEntry> ReadEntry(const Json& item, const std::string& label, CatalogMode mode,
                                       std::vector<std::string>* problems) {
   ObjectReader reader(item, label, problems);
   const size_t before = reader.problem_count();
-  reader.OnlyFields({"name", "title", "description", "inputSchema", "outputSchema", "effect",
-                     "backend", "timeouts", "retry", "idempotency", "approval", "taskSupport",
-                     "resultTtlMs", "run"});
+  // An overlay entry describes a tool of the upstream server, which lists its own
+  // description and schemas: it gives only what it changes.
+  const bool overlay = mode == CatalogMode::kOverlay;
+  CheckKnownFields(reader, overlay);
   CatalogEntry entry;
   if (auto name = reader.String("name", true)) {
     if (!IsValidToolName(*name)) {
@@ -165,30 +203,32 @@ std::optional<CatalogEntry> ReadEntry(const Json& item, const std::string& label
     entry.name = std::move(*name);
   }
   if (auto title = reader.String("title", false)) entry.title = std::move(*title);
-  if (auto description = reader.String("description", true)) {
+  if (auto description = reader.String("description", !overlay)) {
     if (description->empty()) reader.Problem("description", "must not be empty");
     entry.description = std::move(*description);
   }
-  CheckObjectSchema(reader, "inputSchema", true);
+  CheckObjectSchema(reader, "inputSchema", !overlay);
+  const Json* input_schema = reader.Find("inputSchema");
   CheckObjectSchema(reader, "outputSchema", false);
   std::optional<EffectClass> effect;
   if (const Json* value = reader.Find("effect"); value != nullptr && value->is_string()) {
     effect = ParseEffectClass(value->get_ref<const std::string&>());
   }
-  if (!effect) {  // Choice reports why
-    reader.Choice("effect", {"read", "expensive_read", "idempotent_write", "unsafe_write"}, true);
+  if (!effect) {  // Choice reports why (nothing, for an overlay entry without one)
+    reader.Choice("effect", {"read", "expensive_read", "idempotent_write", "unsafe_write"},
+                  !overlay);
   }
   if (auto backend = reader.String("backend", false)) {
     if (!IsValidToolName(*backend)) {
       reader.Problem("backend", Shown(Json(*backend)) + " must match ^[a-zA-Z0-9_-]{1,64}$");
     }
     entry.backend = std::move(*backend);
-  } else {
+  } else if (!overlay) {
     entry.backend = entry.name;  // its own breaker scope
   }
   entry.timeouts = ReadTimeouts(reader);
   entry.retry = ReadRetry(reader);
-  entry.key_components = ReadKeyComponents(reader, effect);
+  entry.key_components = ReadKeyComponents(reader, effect, !overlay || input_schema != nullptr);
   if (auto approval = reader.Choice("approval", {"none", "required"}, false)) {
     entry.approval_required = *approval == 1;
   }
@@ -196,22 +236,25 @@ std::optional<CatalogEntry> ReadEntry(const Json& item, const std::string& label
                                        TaskSupport::kRequired};
   if (auto support = reader.Choice("taskSupport", {"forbidden", "optional", "required"}, false)) {
     entry.task_support = kSupports[*support];
+    entry.has_task_support = true;
   }
   entry.result_ttl_ms = reader.Integer("resultTtlMs", 1, kMaxCatalogMs, false);
-  entry.run = ReadRunSpec(reader, reader.Find("inputSchema"), effect);
+  ReadModeFields(reader, overlay, effect, entry);
 
   // A write that claims idempotency must be able to recognise a repeat: by the arguments
-  // that make its intent, or by a key the caller passes.
+  // that make its intent, or by a key the caller passes. (An overlay entry without
+  // inputSchema is checked against the upstream's.)
   if (effect == EffectClass::kIdempotentWrite && entry.key_components.empty() &&
-      reader.Find("idempotency") == nullptr &&
-      !HasProperty(reader.Find("inputSchema"), "idempotencyKey")) {
+      reader.Find("idempotency") == nullptr && (!overlay || input_schema != nullptr) &&
+      !HasProperty(input_schema, "idempotencyKey")) {
     reader.Problem("idempotency",
                    "an idempotent_write needs idempotency.keyComponents or an \"idempotencyKey\" "
                    "property in inputSchema, else a repeat cannot be recognised");
   }
   if (reader.problem_count() != before) return std::nullopt;
-  entry.effect = *effect;
-  entry.input_schema = *reader.Find("inputSchema");
+  entry.has_effect = effect.has_value();  // always, in a serve catalog
+  if (effect) entry.effect = *effect;
+  if (input_schema != nullptr) entry.input_schema = *input_schema;
   if (const Json* output = reader.Find("outputSchema")) entry.output_schema = *output;
   return entry;
 }
@@ -229,7 +272,8 @@ std::string LabelOf(const Json& item, size_t index) {
 }
 
 // The tools array, in order; duplicates and bad entries are problems.
-std::vector<CatalogEntry> ReadTools(const Json& tools, std::vector<std::string>* problems) {
+std::vector<CatalogEntry> ReadTools(const Json& tools, CatalogMode mode,
+                                    std::vector<std::string>* problems) {
   std::vector<CatalogEntry> entries;
   std::unordered_map<std::string, size_t> first_index;  // name -> where it first appears
   for (size_t i = 0; i < tools.size(); ++i) {
@@ -247,7 +291,7 @@ std::vector<CatalogEntry> ReadTools(const Json& tools, std::vector<std::string>*
                             std::to_string(it->second) + "]");
       }
     }
-    if (auto entry = ReadEntry(item, label, problems)) entries.push_back(std::move(*entry));
+    if (auto entry = ReadEntry(item, label, mode, problems)) entries.push_back(std::move(*entry));
   }
   return entries;
 }
@@ -261,7 +305,17 @@ std::string ParseMessage(const Json::exception& e) {
 
 }  // namespace
 
+bool HasInputProperty(const Json& schema, const std::string& name) {
+  if (!schema.is_object()) return false;
+  const auto properties = schema.find("properties");
+  return properties != schema.end() && properties->is_object() && properties->contains(name);
+}
+
 CatalogLoad LoadCatalog(std::string_view json_text) {
+  return LoadCatalog(json_text, CatalogMode::kServe);
+}
+
+CatalogLoad LoadCatalog(std::string_view json_text, CatalogMode mode) {
   CatalogLoad load;
   std::vector<std::string>& problems = load.problems;
   // Before parsing: a value nested thousands deep parses fine (nlohmann's parser does not
@@ -308,7 +362,7 @@ CatalogLoad LoadCatalog(std::string_view json_text) {
     return load;
   }
   Catalog catalog;
-  catalog.tools = ReadTools(*sections[0], &problems);
+  catalog.tools = ReadTools(*sections[0], mode, &problems);
   catalog.resources = ReadResources(*sections[1], &problems);
   catalog.resource_templates = ReadResourceTemplates(*sections[2], &problems);
   catalog.prompts = ReadPrompts(*sections[3], catalog.resources, &problems);

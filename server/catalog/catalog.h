@@ -22,6 +22,18 @@
 //  6. result_ttl_ms, when set, is positive;
 //  7. run, when set, holds command_spec.h's invariants.
 // Unknown fields are errors at every level except inside inputSchema and outputSchema.
+//
+// An overlay (CatalogMode::kOverlay: `keel wrap --catalog FILE`, catalog_overlay.h) names
+// the upstream server's tools and replaces only what it gives, so there:
+//  - description, inputSchema and effect may be absent (then description is empty,
+//    input_schema null, has_effect false); an absent backend stays empty;
+//  - invariant 2 holds for the schemas given; invariants 3 and 4 are checked as far as the
+//    entry can tell: key components against inputSchema only when it is given, "only on
+//    writes" only when effect is given, 4 only when both are. The rest is checked against
+//    the upstream tool by CheckOverlayAgainstUpstream;
+//  - run is refused (it is for keel's own command tools); upstreamTakesKey is accepted (and
+//    only there: a serve catalog refuses it as an unknown field).
+// Resources, resource templates and prompts read the same in both modes.
 #pragma once
 
 #include <cstdint>
@@ -45,14 +57,23 @@ constexpr int64_t kMaxCatalogMs = 365LL * 24 * 3600 * 1000;
 // A retry storm is a bigger risk than a give-up; more attempts than this is a typo.
 constexpr int kMaxRetryAttempts = 10;
 
+// Which catalog a file is: the tools keel serves itself, or an overlay on a wrapped
+// upstream server's tools.
+enum class CatalogMode { kServe, kOverlay };
+
 struct CatalogEntry {
   std::string name;
-  std::string title;  // empty: none (hosts show the name)
-  std::string description;
-  Json input_schema;
-  Json output_schema;  // null: none
-  EffectClass effect = EffectClass::kRead;
-  std::string backend;  // the breaker's and retry budget's scope; defaults to the tool's name
+  std::string title;                        // empty: none (hosts show the name)
+  std::string description;                  // empty: none given (overlay only)
+  Json input_schema;                        // null: none given (overlay only)
+  Json output_schema;                       // null: none
+  EffectClass effect = EffectClass::kRead;  // meaningful only when has_effect
+  // Always true in a serve catalog; in an overlay, whether the entry gives an effect (else
+  // the upstream's annotations decide it).
+  bool has_effect = true;
+  // The breaker's and retry budget's scope; defaults to the tool's name (in an overlay:
+  // empty, the upstream spec's backend is kept).
+  std::string backend;
   std::optional<TimeoutSettings> timeouts;  // nullopt: the server's flags decide
   std::optional<RetrySettings> retry;       // nullopt: the server's default for the effect
   // Argument names whose values make the idempotency key's intent (e.g. account, cents);
@@ -60,7 +81,11 @@ struct CatalogEntry {
   std::vector<std::string> key_components;
   bool approval_required = false;
   TaskSupport task_support = TaskSupport::kForbidden;
+  bool has_task_support = false;         // whether the file gives taskSupport (else the default)
   std::optional<int64_t> result_ttl_ms;  // nullopt: the server's default
+  // Overlay only (ToolSpec::upstream_takes_key): keel passes the call's idempotency key on
+  // to the upstream tool instead of keeping it to itself.
+  bool upstream_takes_key = false;
   // A command-backed tool (docs/catalog.md): keel runs this command for each call instead
   // of one of its own implementations.
   std::optional<CommandSpec> run;
@@ -83,6 +108,12 @@ struct CatalogLoad {
   bool ok() const { return catalog.has_value(); }
 };
 
+// LoadCatalog(text) is LoadCatalog(text, CatalogMode::kServe).
 CatalogLoad LoadCatalog(std::string_view json_text);
+CatalogLoad LoadCatalog(std::string_view json_text, CatalogMode mode);
+
+// Whether `schema` (an object schema) declares `name` among its "properties": what key
+// components and the idempotencyKey argument are checked against.
+bool HasInputProperty(const Json& schema, const std::string& name);
 
 }  // namespace keel

@@ -39,7 +39,8 @@ std::string Where(size_t index, const std::string& name) {
 
 }  // namespace
 
-CatalogLoad LoadCatalogFile(const std::string& path) {
+CatalogLoad LoadCatalogFile(const std::string& path, CatalogMode mode) {
+  if (path.empty() && mode == CatalogMode::kOverlay) return CatalogLoad{Catalog{}, {}, {}};
   if (path.empty()) return LoadCatalog(BuiltinCatalogJson());
   std::error_code error;
   const std::filesystem::path base = std::filesystem::absolute(path, error).parent_path();
@@ -51,7 +52,7 @@ CatalogLoad LoadCatalogFile(const std::string& path) {
     failed.problems.push_back(path + ": cannot be read");
     return failed;
   }
-  CatalogLoad load = LoadCatalog(text.str());
+  CatalogLoad load = LoadCatalog(text.str(), mode);
   if (!load.catalog) return load;
   ResolveCatalogPaths(base, *load.catalog, &load.problems, &load.warnings);
   if (!load.problems.empty()) load.catalog.reset();

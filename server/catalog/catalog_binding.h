@@ -29,7 +29,9 @@ namespace keel {
 // built-in demo catalog. Relative paths (a command's cwd, which defaults to the catalog
 // file's directory; resource files and directories; prompt images) are made absolute
 // against the catalog file's directory, and commands are checked (catalog_paths.h).
-CatalogLoad LoadCatalogFile(const std::string& path);
+// With CatalogMode::kOverlay (`keel wrap`) the file is an overlay (catalog.h), and an empty
+// path is no overlay: an empty Catalog, every upstream tool as the upstream lists it.
+CatalogLoad LoadCatalogFile(const std::string& path, CatalogMode mode = CatalogMode::kServe);
 
 struct BoundCatalog {
   std::vector<std::unique_ptr<Tool>> tools;    // in catalog order; empty when problems

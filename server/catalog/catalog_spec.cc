@@ -34,12 +34,16 @@ ToolSpec SpecFor(const CatalogEntry& entry) {
   spec.timeouts = entry.timeouts;
   spec.retry = entry.retry;
   spec.result_ttl_ms = entry.result_ttl_ms;
-  if (entry.approval_required) {
-    Json& properties = spec.input_schema["properties"];
-    if (!properties.is_object()) properties = Json::object();
-    if (!properties.contains("approval_id")) properties["approval_id"] = ApprovalIdSchema();
-  }
+  if (entry.approval_required) spec.input_schema = WithApprovalId(std::move(spec.input_schema));
   return spec;
+}
+
+Json WithApprovalId(Json input_schema) {
+  if (!input_schema.is_object()) return input_schema;  // not a tool's schema: nothing to add to
+  Json& properties = input_schema["properties"];
+  if (!properties.is_object()) properties = Json::object();
+  if (!properties.contains("approval_id")) properties["approval_id"] = ApprovalIdSchema();
+  return input_schema;
 }
 
 }  // namespace keel

@@ -32,4 +32,8 @@ Json Annotations(EffectClass effect);
 // error, so the client learns what to ask for.
 ToolSpec SpecFor(const CatalogEntry& entry);
 
+// `input_schema` (an object schema) with the optional `approval_id` string property that a
+// tool with approval: required is called with, unless it declares one already.
+Json WithApprovalId(Json input_schema);
+
 }  // namespace keel

@@ -64,6 +64,12 @@ struct ToolSpec {
   // The tool may answer AskForInput (protocol/tool_result.h) to ask the client for input
   // (server/input/input_round.h). It must ask before it acts: an asking call did nothing.
   bool asks_for_input = false;
+  // `keel wrap` only (catalog_overlay.h): the upstream tool takes the call's idempotency key
+  // (from either place), so keel forwards it as _meta["dev.keel/idempotency-key"], and as the
+  // idempotencyKey argument too when the upstream's own inputSchema declares that property.
+  // False: the _meta key stays keel's; an idempotencyKey argument reaches the upstream only
+  // when the upstream declares it (it is then the upstream's own argument).
+  bool upstream_takes_key = false;
 
   const std::string& backend_or_name() const { return backend.empty() ? name : backend; }
 };

@@ -9,7 +9,11 @@
 //     input schemas that pass CheckSchemaWellFormed, and ordered timeouts;
 //  3. the registry accepts every entry's SpecFor, and its tools/list entry dumps as UTF-8;
 //  4. the catalog serves something, and its resources, templates and prompts hold
-//     surface_entries.h's invariants 1 and 2: one source each, unique prompt names.
+//     surface_entries.h's invariants 1 and 2: one source each, unique prompt names;
+//  5. the same text as a `keel wrap` overlay: exactly one of a catalog and problems; no
+//     entry has `run`; over an upstream tool of its name, an entry that
+//     CheckOverlayAgainstUpstream accepts gives an OverlaySpec the registry accepts, whose
+//     effect hints agree with its effect class when the entry gives one.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -23,6 +27,7 @@
 #include "protocol/schema_validator.h"
 #include "protocol/utf8.h"
 #include "server/catalog/catalog.h"
+#include "server/catalog/catalog_overlay.h"
 #include "server/catalog/catalog_spec.h"
 #include "server/catalog/tool_registry.h"
 #include "server/tools/fn_tool.h"
@@ -68,12 +73,46 @@ void CheckSurface(const Catalog& catalog) {
   }
 }
 
+// An upstream tool of `name`, as a wrapped server might list it.
+ToolSpec UpstreamTool(const std::string& name) {
+  ToolSpec spec;
+  spec.name = name;
+  spec.description = "an upstream tool";
+  spec.input_schema = Json::parse(
+      R"({"type":"object","properties":{"id":{"type":"string"},"idempotencyKey":{"type":"string"}}})");
+  spec.annotations = Json{{"idempotentHint", true}, {"openWorldHint", false}};
+  spec.effect = EffectFromAnnotations(spec.annotations);
+  return spec;
+}
+
+void CheckOverlay(std::string_view text) {
+  const CatalogLoad load = LoadCatalog(text, CatalogMode::kOverlay);
+  FUZZ_CHECK(load.ok() == load.problems.empty());
+  if (!load.ok()) return;
+  CheckSurface(*load.catalog);
+  ToolRegistry registry;
+  for (const CatalogEntry& entry : load.catalog->tools) {
+    FUZZ_CHECK(!entry.run.has_value() && IsValidToolName(entry.name));
+    ToolSpec upstream = UpstreamTool(entry.name);
+    if (!CheckOverlayAgainstUpstream(entry, upstream.input_schema, upstream.effect).empty()) {
+      continue;
+    }
+    ToolSpec spec = OverlaySpec(&entry, std::move(upstream));
+    if (entry.has_effect) FUZZ_CHECK(spec.annotations.at("readOnlyHint") == !IsWrite(spec.effect));
+    FUZZ_CHECK(IsValidUtf8(DumpCompact(Json(ToolRegistry::Describe(spec)))));
+    auto tool = std::make_unique<FnTool>(std::move(spec), [](ToolContext&) { return Json(); });
+    FUZZ_CHECK(registry.Register(std::move(tool)).empty());
+  }
+}
+
 }  // namespace
 }  // namespace keel
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace keel;
-  const CatalogLoad load = LoadCatalog(std::string_view(reinterpret_cast<const char*>(data), size));
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  CheckOverlay(text);
+  const CatalogLoad load = LoadCatalog(text);
   FUZZ_CHECK(load.ok() == load.problems.empty());
   if (!load.ok()) return 0;
   CheckSurface(*load.catalog);
