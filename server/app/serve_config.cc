@@ -25,7 +25,9 @@ ServeConfig LoadServeConfig(const CliOptions& flags, std::ostream& err) {
     }
     config.policy = std::move(loaded.policy);
   }
-  CatalogLoad catalog = LoadCatalogFile(flags.catalog_file);
+  // keel wrap: the file is an overlay on the upstream's tools (catalog_overlay.h).
+  CatalogLoad catalog =
+      LoadCatalogFile(flags.catalog_file, flags.wrap ? CatalogMode::kOverlay : CatalogMode::kServe);
   for (const std::string& warning : catalog.warnings) {
     err << "keel: catalog: warning: " << warning << "\n";
   }

@@ -1,6 +1,7 @@
 #include "server/app/wrap_setup.h"
 
 #include <cstdlib>
+#include <map>
 #include <set>
 #include <string>
 #include <utility>
@@ -9,7 +10,7 @@
 
 #include "protocol/schema_validator.h"
 #include "server/app/exit_codes.h"
-#include "server/catalog/catalog_spec.h"
+#include "server/catalog/catalog_overlay.h"
 #include "server/upstream/upstream_tool.h"
 
 extern char** environ;
@@ -44,16 +45,8 @@ TaskSupport UpstreamTaskSupport(const Json& tool) {
   return TaskSupport::kOptional;
 }
 
-const CatalogEntry* OverlayEntry(const Catalog* overlay, const std::string& name) {
-  if (overlay == nullptr) return nullptr;
-  for (const CatalogEntry& entry : overlay->tools) {
-    if (entry.name == name) return &entry;
-  }
-  return nullptr;
-}
-
-// The upstream tool's spec, with the overlay entry's policy over it.
-ToolSpec UpstreamSpec(const Json& tool, const CatalogEntry* entry) {
+// The upstream tool as it lists itself (rule 1 of catalog_overlay.h for the effect).
+ToolSpec UpstreamSpec(const Json& tool) {
   ToolSpec spec;
   spec.name = tool.value("name", std::string());
   const Json title = tool.value("title", Json());
@@ -63,26 +56,35 @@ ToolSpec UpstreamSpec(const Json& tool, const CatalogEntry* entry) {
   spec.input_schema = tool.value("inputSchema", Json{{"type", "object"}});
   spec.output_schema = tool.value("outputSchema", Json());
   spec.annotations = tool.value("annotations", Json());
-  spec.effect = EffectOfAnnotations(spec.annotations);
+  spec.effect = EffectFromAnnotations(spec.annotations);
   spec.task_support = UpstreamTaskSupport(tool);
-  if (entry == nullptr) return spec;
-  ToolSpec from = SpecFor(*entry);
-  spec.effect = from.effect;
-  spec.backend = from.backend;
-  spec.timeouts = from.timeouts;
-  spec.retry = from.retry;
-  spec.key_components = from.key_components;
-  spec.approval_required = from.approval_required;
-  spec.task_support = from.task_support;
-  spec.result_ttl_ms = from.result_ttl_ms;
-  if (!entry->title.empty()) spec.title = entry->title;
-  if (!entry->description.empty()) spec.description = entry->description;
-  // The effect annotations follow the class keel runs the tool as.
-  if (!spec.annotations.is_object()) spec.annotations = Json::object();
-  for (const auto& [key, value] : from.annotations.items()) spec.annotations[key] = value;
-  if (entry->approval_required)
-    spec.input_schema["properties"]["approval_id"] = from.input_schema["properties"]["approval_id"];
   return spec;
+}
+
+// Whether keel can validate against the spec's schemas; if not, the upstream validates.
+void CheckSchemas(ToolSpec& spec) {
+  std::optional<std::string> problem;
+  const auto type =
+      spec.input_schema.is_object() ? spec.input_schema.find("type") : spec.input_schema.end();
+  if (!spec.input_schema.is_object() || type == spec.input_schema.end() || *type != "object") {
+    problem = "its inputSchema is not an object schema";
+  } else {
+    problem = CheckSchemaWellFormed(spec.input_schema);
+  }
+  if (!problem && !spec.output_schema.is_null()) {
+    problem = CheckSchemaWellFormed(spec.output_schema);
+  }
+  if (!problem) return;
+  spdlog::warn(
+      "upstream tool '{}': keel cannot validate against its schemas ({}); the upstream "
+      "validates its arguments",
+      spec.name, *problem);
+  spec.validate_arguments = false;
+}
+
+bool DeclaresProperty(const Json& schema, const char* name) {
+  return schema.is_object() && schema.value("properties", Json()).is_object() &&
+         schema["properties"].contains(name);
 }
 
 }  // namespace
@@ -113,55 +115,37 @@ bool AddUpstreamTools(const UpstreamLink& link, const std::shared_ptr<UpstreamLi
                       const Catalog* overlay, const std::shared_ptr<LedgerService>& ledger,
                       ToolSet* set, std::ostream& err) {
   const UpstreamLists lists = link.lists();
-  std::set<std::string> upstream_names;
-  bool ok = true;
+  std::vector<ToolSpec> upstream;
+  std::map<std::string, Json> schemas;  // the upstream's own input schemas, by name
   for (const Json& tool : lists.tools) {
-    const Json name = tool.value("name", Json());
-    if (!name.is_string()) {
+    if (!tool.value("name", Json()).is_string()) {
       spdlog::warn("upstream listed a tool without a name: not served");
       continue;
     }
-    upstream_names.insert(name.get<std::string>());
-    const CatalogEntry* entry = OverlayEntry(overlay, name.get<std::string>());
-    ToolSpec spec = UpstreamSpec(tool, entry);
-    std::optional<std::string> problem;
-    const auto type =
-        spec.input_schema.is_object() ? spec.input_schema.find("type") : spec.input_schema.end();
-    if (!spec.input_schema.is_object() || type == spec.input_schema.end() || *type != "object") {
-      problem = "its inputSchema is not an object schema";
-    } else {
-      problem = CheckSchemaWellFormed(spec.input_schema);
-    }
-    if (!problem && !spec.output_schema.is_null())
-      problem = CheckSchemaWellFormed(spec.output_schema);
-    if (problem) {
-      spdlog::warn(
-          "upstream tool '{}': keel cannot validate against its schemas ({}); the "
-          "upstream validates its arguments",
-          spec.name, *problem);
-      spec.validate_arguments = false;
-    }
+    upstream.push_back(UpstreamSpec(tool));
+    schemas[upstream.back().name] = upstream.back().input_schema;
+  }
+  const Catalog none;
+  OverlaidTools overlaid = OverlayTools(overlay != nullptr ? *overlay : none, std::move(upstream));
+  for (const std::string& problem : overlaid.problems)
+    err << "keel wrap: catalog: " << problem << "\n";
+  for (const std::string& name : overlaid.unmatched) {
+    err << "keel wrap: catalog: tool '" << name << "' is not a tool of the upstream server\n";
+  }
+  if (!overlaid.problems.empty() || !overlaid.unmatched.empty()) return false;
+  for (ToolSpec& spec : overlaid.specs) {
+    CheckSchemas(spec);
+    const Json& own = schemas[spec.name];
     UpstreamToolOptions options;
-    const Json schema = tool.value("inputSchema", Json());
-    options.upstream_has_approval_id = schema.is_object() &&
-                                       schema.value("properties", Json()).is_object() &&
-                                       schema["properties"].contains("approval_id");
-    auto upstream_tool = std::make_unique<UpstreamTool>(std::move(spec), shared, ledger, options);
-    if (std::string refused = set->registry.Register(std::move(upstream_tool)); !refused.empty()) {
+    options.upstream_takes_key = spec.upstream_takes_key;
+    options.upstream_has_approval_id = DeclaresProperty(own, "approval_id");
+    options.upstream_has_key = DeclaresProperty(own, "idempotencyKey");
+    auto tool = std::make_unique<UpstreamTool>(std::move(spec), shared, ledger, options);
+    if (std::string refused = set->registry.Register(std::move(tool)); !refused.empty()) {
       spdlog::warn("upstream tool not served: {}", refused);
     }
   }
-  if (overlay != nullptr) {
-    for (const CatalogEntry& entry : overlay->tools) {
-      if (upstream_names.count(entry.name) != 0) continue;
-      err << "keel wrap: catalog: tool '" << entry.name
-          << "' is not a tool of the upstream server (it lists:";
-      for (const std::string& name : upstream_names) err << " " << name;
-      err << ")\n";
-      ok = false;
-    }
-  }
-  return ok;
+  return true;
 }
 
 std::shared_ptr<Surface> MakeForwardedSurface(const std::shared_ptr<UpstreamLink>& link) {

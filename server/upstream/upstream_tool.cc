@@ -15,12 +15,6 @@ constexpr const char* kKeyMeta = "dev.keel/idempotency-key";
 // How long a claim stays live beyond the attempt's own time (cancel, answer, ledger writes).
 constexpr int64_t kLeaseMarginMs = 5000;
 
-bool SchemaDeclares(const Json& schema, const char* property) {
-  if (!schema.is_object()) return false;
-  const auto properties = schema.find("properties");
-  return properties != schema.end() && properties->is_object() && properties->contains(property);
-}
-
 // Rule 2: the client's _meta as the upstream gets it.
 Json ForwardedMeta(const Json& meta) {
   Json out = Json::object();
@@ -37,13 +31,6 @@ Json ForwardedMeta(const Json& meta) {
 
 }  // namespace
 
-EffectClass EffectOfAnnotations(const Json& annotations) {
-  if (!annotations.is_object()) return EffectClass::kUnsafeWrite;
-  if (annotations.value("readOnlyHint", Json()) == true) return EffectClass::kRead;
-  if (annotations.value("idempotentHint", Json()) == true) return EffectClass::kIdempotentWrite;
-  return EffectClass::kUnsafeWrite;
-}
-
 UpstreamTool::UpstreamTool(ToolSpec spec, std::shared_ptr<UpstreamLink> link,
                            std::shared_ptr<LedgerService> ledger, UpstreamToolOptions options)
     : spec_(std::move(spec)),
@@ -52,7 +39,6 @@ UpstreamTool::UpstreamTool(ToolSpec spec, std::shared_ptr<UpstreamLink> link,
       options_(options) {
   spec_.runs_on_loop = false;
   spec_.asks_for_input = true;
-  schema_has_key_ = SchemaDeclares(spec_.input_schema, "idempotencyKey");
 }
 
 Json UpstreamTool::Attempt(ToolContext& ctx, const std::string& key) const {
@@ -61,12 +47,12 @@ Json UpstreamTool::Attempt(ToolContext& ctx, const std::string& key) const {
   forward.label = spec_.name;
   forward.write = IsWrite(spec_.effect);
   Json arguments = ctx.arguments().is_object() ? ctx.arguments() : Json::object();
-  if (!schema_has_key_) arguments.erase("idempotencyKey");
+  if (!options_.upstream_has_key) arguments.erase("idempotencyKey");
   if (!options_.upstream_has_approval_id) arguments.erase("approval_id");
   forward.meta = ForwardedMeta(ctx.meta());
   if (options_.upstream_takes_key && !key.empty()) {
     forward.meta[kKeyMeta] = key;
-    if (schema_has_key_) arguments["idempotencyKey"] = key;
+    if (options_.upstream_has_key) arguments["idempotencyKey"] = key;
   }
   forward.params = Json{{"name", spec_.name}, {"arguments", std::move(arguments)}};
   forward.may_ask = key.empty() || !ledger_;

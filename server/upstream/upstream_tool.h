@@ -4,9 +4,9 @@
 // forwarded (upstream_call.h).
 //
 //  1. The spec is the upstream's (name, title, description, schemas, annotations) with the
-//     effect class from the catalog overlay, else from the annotations (readOnlyHint ->
-//     read, idempotentHint -> idempotent_write, else unsafe_write: annotations are hints,
-//     the overlay is the authority). asks_for_input is set (an upstream may ask at any time).
+//     catalog overlay over it (server/catalog/catalog_overlay.h: the effect class from the
+//     overlay, else from the annotations; annotations are hints, the overlay is the
+//     authority). asks_for_input is set (an upstream may ask at any time).
 //  2. The arguments are forwarded as the client gave them, except keel's own
 //     `idempotencyKey` and `approval_id` (OPS-3, when the overlay asks for approval), each
 //     removed unless the upstream's own inputSchema declares it.
@@ -31,12 +31,10 @@
 
 namespace keel {
 
-// Rule 1's default: the effect class an upstream tool's annotations suggest.
-EffectClass EffectOfAnnotations(const Json& annotations);
-
 struct UpstreamToolOptions {
   bool upstream_takes_key = false;        // the overlay's upstreamTakesKey (rule 2)
   bool upstream_has_approval_id = false;  // the upstream's own schema declares approval_id
+  bool upstream_has_key = false;          // ... and idempotencyKey
 };
 
 class UpstreamTool final : public Tool {
@@ -57,7 +55,6 @@ class UpstreamTool final : public Tool {
   std::shared_ptr<UpstreamLink> link_;
   std::shared_ptr<LedgerService> ledger_;
   UpstreamToolOptions options_;
-  bool schema_has_key_ = false;
 };
 
 // The internal tool keel's resources/read, prompts/get and completion/complete of a wrapped
