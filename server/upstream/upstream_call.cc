@@ -139,7 +139,7 @@ void AddInputResponses(const ToolContext& ctx, Json& params) {
 
 // Rules 1 and 2.
 Begun Send(UpstreamLink& link, ToolContext& ctx, ForwardSpec& spec) {
-  Json params = std::move(spec.params);
+  Json params = spec.params;  // a copy: UpstreamError reads the uri back
   AddInputResponses(ctx, params);
   if (spec.meta.is_object() && !spec.meta.empty()) params["_meta"] = spec.meta;
   std::string why;
