@@ -55,7 +55,8 @@ Json UpstreamError(const ForwardSpec& spec, const Json& error) {
   if (spec.surface) {
     const Json uri = spec.params.value("uri", Json());
     if (spec.method == "resources/read" && uri.is_string() &&
-        (code == -32002 || (code == kInvalidParams && data.is_object() && data.contains("uri")))) {
+        (code == -32002 || code == kInvalidParams)) {
+      // resources/read has one parameter: a -32602 is about the URI, whatever its data says.
       return ResourceNotFoundResult(uri.get<std::string>());
     }
     if (code == kInvalidParams) {

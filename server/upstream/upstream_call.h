@@ -15,8 +15,9 @@
 //  4. The connection ends before the answer: upstream_lost, rejected_transient for a read
 //     (retried on the next instance), ambiguous for a write ("it may have taken effect").
 //  5. A JSON-RPC error answer: upstream_error (rejected_permanent; effect none for -32600,
-//     -32601 and -32602, which say the upstream did not run it). For a surface method, not
-//     found (-32002, or -32602 with data.uri) is resource_not_found, -32602 invalid_params.
+//     -32601 and -32602, which say the upstream did not run it). For a surface method, a
+//     resources/read answered -32002 or -32602 (its one parameter is the URI) is
+//     resource_not_found, keel's era-correct not-found; another -32602 is invalid_params.
 //  6. A question from the upstream during the call (elicitation/create, sampling/
 //     createMessage, roots/list; 2025-11-25 server-to-client requests): when the call's
 //     client can answer it (ToolContext::CanAsk), the upstream request waits parked
