@@ -59,10 +59,12 @@
 //                        restarts are visible; also the grandchild's line.
 //   FAKE_EFFECT_FILE     where `write` appends its effect lines (required by `write`).
 //   FAKE_LOG_FILE        one line per event, "<pid> <event> ...", appended as it happens, for
-//                        tests to wait on instead of sleeping: "start", "call <id> <tool>",
-//                        "cancelled <id>", "answer <id> <tool> cancelled=<bool>",
-//                        "late-progress <id>" (after the response, --bad-progress),
-//                        "elicit <id>", "elicit-answer <id>", "stdin-paused", "eof", "crash".
+//                        tests to wait on instead of sleeping: "start",
+//                        "call <id> <tool> <its _meta as JSON>", "cancelled <id>",
+//                        "answer <id> <tool> cancelled=<bool>", "late-progress <id>" (after
+//                        the response, --bad-progress), "flooded <id> <count>", "elicit <id>",
+//                        "elicit-answer <id>", "stdin-paused", "eof", "sigterm-ignored",
+//                        "crash <tool>". <id> is the request's JSON-RPC id as JSON.
 //   FAKE_CRASH_ONCE_FILE see --crash-mid-call.
 import { spawn } from 'node:child_process';
 import { appendFileSync, closeSync, openSync, readFileSync } from 'node:fs';
@@ -321,7 +323,7 @@ function callTool(id, params) {
   const name = params?.name;
   const args = params?.arguments ?? {};
   const key = JSON.stringify(id);
-  log(`call ${key} ${name}`);
+  log(`call ${key} ${name} ${JSON.stringify(params?._meta ?? {})}`);
   const call = { tool: name, cancelled: false, stop: () => {} };
   running.set(key, call);
   switch (name) {
