@@ -191,7 +191,7 @@ for (const [flag, what] of Object.entries(CANCEL_FLAGS)) {
       const { k, files } = startWrap(t, { flags: [flag] });
       await initialize(k);
       const id = 'cancel-me';
-      k.send({ id, method: 'tools/call', params: params('slow', { ms: 1500 }, { progressToken: 'p-cancel' }) });
+      k.send({ id, method: 'tools/call', params: params('slow', { ms: 1000 }, { progressToken: 'p-cancel' }) });
       // The first progress: the call runs upstream.
       await k.waitFor((m) => m.method === 'notifications/progress' && m.params?.progressToken === 'p-cancel',
         { what: 'progress of the slow call' });
@@ -242,8 +242,8 @@ test('WRAP-1: upstream progress that goes backwards, repeats and comes after the
   { timeout: TEST_MS }, async (t) => {
     const { k, files } = startWrap(t, { flags: ['--bad-progress'] });
     await initialize(k);
-    const r = await call(k, 'slow', { ms: 1000 }, { progressToken: 'p-bad' });
-    assert.deepEqual(r.result?.content, [{ type: 'text', text: 'slept 1000 ms' }], show(r));
+    const r = await call(k, 'slow', { ms: 600 }, { progressToken: 'p-bad' });
+    assert.deepEqual(r.result?.content, [{ type: 'text', text: 'slept 600 ms' }], show(r));
     await fakeEvent(files, /^\d+ late-progress /);
     await echo(k, 'after the late progress');  // keel has read the late progress
 
@@ -309,8 +309,8 @@ test('WRAP-2, WRAP-3: a read (`slow`) whose upstream crashes mid-call is retried
   { timeout: TEST_MS }, async (t) => {
     const { files, k } = startWrap(t, { flags: ['--crash-mid-call'], crashOnce: true });
     await initialize(k);
-    const r = await call(k, 'slow', { ms: 800 });
-    assert.deepEqual(r.result?.content, [{ type: 'text', text: 'slept 800 ms' }], `${show(r)}\nstderr:\n${k.stderr}`);
+    const r = await call(k, 'slow', { ms: 600 });
+    assert.deepEqual(r.result?.content, [{ type: 'text', text: 'slept 600 ms' }], `${show(r)}\nstderr:\n${k.stderr}`);
     assert.equal(r.result.isError, undefined, show(r));
     const { starts } = pidsOf(files);
     assert.equal(starts.length, 2, `upstream starts: ${show(starts)}`);
@@ -383,11 +383,11 @@ test('WRAP-1: an upstream flooding progress (thousands of notifications) does no
     const sampler = setInterval(() => { try { maxKb = Math.max(maxKb, rssKb(k.pid)); } catch { /* exited */ } }, 25);
     t.after(() => clearInterval(sampler));
     const t0 = performance.now();
-    const r = await call(k, 'slow', { ms: 1500 }, { progressToken: 'p-flood' });
+    const r = await call(k, 'slow', { ms: 1000 }, { progressToken: 'p-flood' });
     const took = performance.now() - t0;
     clearInterval(sampler);
     maxKb = Math.max(maxKb, rssKb(k.pid));
-    assert.deepEqual(r.result?.content, [{ type: 'text', text: 'slept 1500 ms' }], show(r));
+    assert.deepEqual(r.result?.content, [{ type: 'text', text: 'slept 1000 ms' }], show(r));
     const [, , sent] = await fakeEvent(files, /^\d+ flooded (\S+) (\d+)$/);
     t.diagnostic(`the upstream sent ${sent} progress notifications; keel's RSS peaked at ${(maxKb / 1024).toFixed(1)} MB`);
     assert.ok(Number(sent) >= 1000, `the upstream sent only ${sent} progress notifications: no flood`);
@@ -406,7 +406,7 @@ test('WRAP-1: an upstream flooding progress (thousands of notifications) does no
 
 test('WRAP-1 (and WRAP-4): an `ask` whose upstream sends elicitation/create and then never reads stdin ends by keel\'s max timeout after the legacy client answers (256 KiB, more than a pipe holds); meanwhile keel answers ping and answers other calls itself',
   { timeout: TEST_MS }, async (t) => {
-    const { k, files } = startWrap(t, { flags: ['--never-read-answer'], keelArgs: ['--max-timeout', '2000', '--idle-timeout', '2000'] });
+    const { k, files } = startWrap(t, { flags: ['--never-read-answer'], keelArgs: ['--max-timeout', '1500', '--idle-timeout', '1500'] });
     await initialize(k, { capabilities: { elicitation: {} } });
     const asked = call(k, 'ask', { question: 'Will you be read?' });
     asked.catch(() => {});  // awaited below; handled now, in case keel exits first

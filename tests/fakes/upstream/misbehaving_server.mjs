@@ -48,7 +48,8 @@
 //   --flood-progress       during `slow`, sends progress notifications as fast as stdout takes
 //                          them (tens of thousands), to the call's token (or "no-token").
 //   --never-read-answer    `ask` sends its elicitation/create, then stops reading stdin for
-//                          good (stdin paused) and never answers.
+//                          good (stdin paused; a timer keeps the process alive) and never
+//                          answers.
 //   --spawn-grandchild     at start, spawns `sleep 300` (stdio ignored, in this process's
 //                          process group; with --ignore-sigterm it ignores SIGTERM too) and
 //                          appends "grandchild <pid>" to $FAKE_PID_FILE.
@@ -309,6 +310,9 @@ async function runAsk(id, args) {
   if (flag('--never-read-answer')) {
     deaf = true;
     process.stdin.pause();
+    // A paused stdin does not keep Node's event loop alive: without this the process would
+    // simply end (status 0) instead of living on deaf.
+    setInterval(() => {}, 1 << 30);
     log('stdin-paused');
     return;
   }
