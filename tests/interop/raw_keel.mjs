@@ -8,7 +8,8 @@
 // k.child, k.pid) with:
 //   k.stdout (every byte keel wrote), k.stderr (tail), k.exit ({code, signal, at} once exited,
 //   else null), k.exited (its promise);
-//   k.initialize() does initialize (2025-11-25) + notifications/initialized, returns the result;
+//   k.initialize(options) does initialize (2025-11-25) + notifications/initialized, returns the
+//   result; options as for rpcClient's initialize (capabilities: the client's, default {});
 //   k.close() closes stdin and waits for the exit.
 // Requests reject if keel exits first or after waitMs. keel is SIGKILLed after the test if it
 // is still running.
@@ -56,7 +57,7 @@ export function startRawKeel(t, { binary, args = [], env = {}, cwd, clientName =
   });
   k.exited = p.exited;
   const initialize = k.initialize;
-  k.initialize = () => initialize({ clientName });
+  k.initialize = (options = {}) => initialize({ clientName, ...options });
   t.after(() => { if (p.exit === null) p.child.kill('SIGKILL'); });
   return k;
 }

@@ -42,8 +42,9 @@
 //   c.response(id, {waitMs}) the same for a request written some other way (p.write);
 //   c.waitFor(match, {ms, what}) the first message, seen already or still to come, for
 //     which match(message) holds; rejects after ms (default 5000; Infinity: never);
-//   c.initialize({protocolVersion, clientName, clientVersion}) initialize, then
-//     notifications/initialized; returns the result (throws on an error response);
+//   c.initialize({protocolVersion, clientName, clientVersion, capabilities}) initialize (the
+//     client's capabilities default to {}), then notifications/initialized; returns the
+//     result (throws on an error response);
 //   c.close(ms) EOF on stdin, then the exit (rejects if it takes longer than ms).
 // options: waitMs (default 20000), name (in error messages; default 'keel'), firstId
 //   (default 1). A line that is not JSON throws from the stdout handler (JSON.parse).
@@ -242,9 +243,11 @@ export function rpcClient(p, { waitMs = 20000, name = 'keel', firstId = 1 } = {}
     return answered;
   };
   c.waitFor = (match, options) => waiters.add(match, options);
-  c.initialize = async ({ protocolVersion = '2025-11-25', clientName = 'raw', clientVersion = '0' } = {}) => {
+  c.initialize = async ({
+    protocolVersion = '2025-11-25', clientName = 'raw', clientVersion = '0', capabilities = {},
+  } = {}) => {
     const r = await c.request('initialize', {
-      protocolVersion, capabilities: {}, clientInfo: { name: clientName, version: clientVersion },
+      protocolVersion, capabilities, clientInfo: { name: clientName, version: clientVersion },
     });
     if (!r.result) throw new Error(`initialize failed: ${JSON.stringify(r)}`);
     c.notify('notifications/initialized');
