@@ -82,9 +82,9 @@ struct CliOptions {
   // `keel wrap [flags] -- COMMAND [ARGS...]` (server/upstream/; docs/wrap.md): serve the MCP
   // server COMMAND starts, with keel's guarantees in front of it.
   bool wrap = false;
-  std::vector<std::string> upstream_command;      // after "--"
-  std::vector<std::string> upstream_env_allow;    // empty: keel's whole environment
-  std::string upstream_protocol = "auto";         // auto, legacy, modern
+  std::vector<std::string> upstream_command;    // after "--"
+  std::vector<std::string> upstream_env_allow;  // empty: keel's whole environment
+  std::string upstream_protocol = "auto";       // auto, legacy, modern
   long long upstream_start_timeout_ms = 60000;
   int upstream_restarts = 5;  // per upstream_restart_window_ms; 0: never restarted
   long long upstream_restart_window_ms = 60000;
