@@ -24,6 +24,10 @@ namespace {
 
 // After the child exits, its pipes are read to end of file for at most this long.
 constexpr Duration kDrain = Millis(200);
+// A child's stdout reaches end of file a moment before its exit can be seen (the kernel
+// closes an exiting process's files first): only a child still running this long after its
+// stdout closed has closed it on purpose, and is ended for it.
+constexpr Duration kExitAfterStdout = Millis(200);
 // Without a pidfd, the child's exit is noticed by polling this often.
 constexpr int kNoPidfdPollMs = 50;
 // A stderr line longer than this is logged cut.
@@ -172,6 +176,7 @@ struct StdioUpstream::RunState {
   TimePoint term_at = TimePoint::max();
   TimePoint kill_at = TimePoint::max();
   TimePoint drain_until = TimePoint::max();
+  TimePoint stdout_kill_at = TimePoint::max();  // stdout closed, the child not yet exited
 };
 
 void StdioUpstream::Advance(RunState& state, TimePoint now) {
@@ -198,10 +203,15 @@ void StdioUpstream::Advance(RunState& state, TimePoint now) {
     state.exited = true;
     ::kill(-pid_, SIGKILL);  // rule 4: the group goes with the child
     state.drain_until = now + kDrain;
+    state.stdout_kill_at = TimePoint::max();
   }
   if (!state.out_open && !state.exited && state.why.empty()) {
-    state.why = "closed its stdout";
-    ::kill(-pid_, SIGKILL);
+    if (state.stdout_kill_at == TimePoint::max()) state.stdout_kill_at = now + kExitAfterStdout;
+    if (now >= state.stdout_kill_at) {
+      state.why = "closed its stdout";
+      state.stdout_kill_at = TimePoint::max();
+      ::kill(-pid_, SIGKILL);
+    }
   }
 }
 
@@ -258,7 +268,8 @@ void StdioUpstream::PollOnce(RunState& state, LineFramer& out, LineFramer& err, 
   }
   if (wake_.open()) wake_at = watch(wake_.get(), POLLIN);
   if (!state.exited && pidfd_.open()) watch(pidfd_.get(), POLLIN);
-  int timeout = PollTimeoutMs(now, std::min({state.term_at, state.kill_at, state.drain_until}));
+  int timeout = PollTimeoutMs(
+      now, std::min({state.term_at, state.kill_at, state.drain_until, state.stdout_kill_at}));
   if (!state.exited && !pidfd_.open() && (timeout < 0 || timeout > kNoPidfdPollMs)) {
     timeout = kNoPidfdPollMs;
   }

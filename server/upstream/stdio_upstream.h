@@ -14,9 +14,11 @@
 //     most kMaxStderrPerSecond lines a second, the rest counted).
 //  3. What keel sends waits in a queue of at most max_queued_bytes: an upstream that stops
 //     reading its stdin makes Send fail (never block, never grow without bound).
-//  4. The connection ends when the child exits, closes its stdout, or on Shutdown. Then the
-//     whole process group is SIGKILLed before the child is reaped (a grandchild that held
-//     stdout open, or a server that forked, does not outlive it), and on_closed runs once.
+//  4. The connection ends when the child exits, closes its stdout (and still runs 200 ms
+//     later: an exiting child's stdout closes a moment before its exit shows), or on
+//     Shutdown. Then the whole process group is SIGKILLed before the child is reaped (a
+//     grandchild that held stdout open, or a server that forked, does not outlive it), and
+//     on_closed runs once.
 //  5. Shutdown(grace): stdin is closed (end of file, MCP's stdio shutdown), then SIGTERM to
 //     the group after a third of the grace, then SIGKILL to the group at the end of the
 //     grace — so a server that ignores EOF and SIGTERM still dies.
