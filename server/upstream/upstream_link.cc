@@ -290,7 +290,9 @@ std::shared_ptr<UpstreamClient> UpstreamLink::Acquire(TimePoint deadline,
       *why = failed_why_;
       return nullptr;
     }
-    if (current_ && !instance_ended_) return current_;
+    // An instance's requests are lost (and it is closed) just before its on_closed hook
+    // sets instance_ended_: a closed one is not in service either.
+    if (current_ && !instance_ended_ && !current_->closed()) return current_;
     if (token.IsCancelled()) {
       *why = "cancelled while the upstream server restarted";
       return nullptr;
