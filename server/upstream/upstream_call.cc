@@ -15,6 +15,8 @@ namespace {
 
 constexpr std::string_view kParkedPrefix = "p:";
 constexpr std::string_view kStatePrefix = "s:";
+// How long an attempt whose deadline passed waits for the coordinator's own settlement.
+constexpr Duration kSettleMargin = Millis(250);
 
 Json Unavailable(const std::string& why) {
   return ErrorResult("The upstream server could not take the call: " + why + ". Nothing was sent.",
@@ -228,6 +230,13 @@ Json ForwardToUpstream(UpstreamLink& link, ToolContext& ctx, ForwardSpec spec) {
         call.client->Cancel(call.request, "cancelled");
         return Stopped(spec, "cancelled", "The call was cancelled");
       case UpstreamRequest::Event::kDeadline:
+        // The deadline is often the call's own maximum, whose timer settles the call at the
+        // same instant: give the coordinator a moment, so the client hears keel's clock
+        // (timeout, layer max) rather than this attempt's.
+        if (ctx.token().WaitUntil(std::chrono::steady_clock::now() + kSettleMargin)) {
+          call.client->Cancel(call.request, "keel's timeout");
+          return Stopped(spec, "cancelled", "The call was cancelled");
+        }
         call.client->Cancel(call.request, "keel's attempt timeout");
         return Stopped(
             spec, "attempt_timeout",
