@@ -250,7 +250,7 @@ void StdioUpstream::WriteQueued() {
 }
 
 void StdioUpstream::PollOnce(RunState& state, LineFramer& out, LineFramer& err, TimePoint now) {
-  pollfd fds[4];
+  pollfd fds[5];  // stdout, stderr, stdin, the wake fd, the pidfd
   nfds_t count = 0;
   int out_at = -1;
   int err_at = -1;
