@@ -240,4 +240,14 @@ size_t ReconcileUnsettled(LedgerService& ledger, const std::string& tool, const 
   return settled;
 }
 
+std::optional<Reconciled> StoredOutcome(const std::optional<LedgerRecord>& row) {
+  if (!row || (row->state != LedgerState::kCommitted && row->state != LedgerState::kFailed)) {
+    return std::nullopt;
+  }
+  Reconciled found;
+  found.outcome = Reconciled::Outcome::kHappened;
+  found.result = row->result;
+  return found;
+}
+
 }  // namespace keel

@@ -67,6 +67,10 @@ using AttemptGoneFn = std::function<bool(const LedgerAttempt&)>;
 // recorded. The one rule for every place that settles a claim by lookup.
 bool AttemptOver(const LedgerRecord& row, const AttemptGoneFn& attempt_gone = nullptr);
 
+// What a finished row (committed or failed) says of its call, for Tool::Reconcile after a
+// restart: it happened, with the stored result. nullopt for no row or an unsettled one.
+std::optional<Reconciled> StoredOutcome(const std::optional<LedgerRecord>& row);
+
 struct RemoteWriteOps {
   std::function<Json()> run;  // one execution of the effect: a CallToolResult
   // What the backend says about the key; null: nothing can tell (always kUnknown).

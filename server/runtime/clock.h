@@ -2,7 +2,9 @@
 // SteadyClock is thread-safe; FakeClock (tests/fakes) is for single-threaded tests.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cstdint>
 
 namespace keel {
@@ -28,6 +30,15 @@ inline int64_t WallClockMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+// poll(2)'s timeout for waking at `wake`: -1 for never, rounded up to whole milliseconds
+// (waking early only spins).
+inline int PollTimeoutMs(TimePoint now, TimePoint wake) {
+  if (wake == TimePoint::max()) return -1;
+  if (wake <= now) return 0;
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(wake - now).count();
+  return static_cast<int>(std::min<long long>((micros + 999) / 1000, INT_MAX));
 }
 
 // An absolute point in time, or "never". Passed down instead of relative timeouts.

@@ -79,14 +79,6 @@ ssize_t WriteWithoutSigpipe(int fd, const char* data, size_t size) {
   return written;
 }
 
-int PollTimeoutMs(TimePoint now, TimePoint wake) {
-  if (wake == TimePoint::max()) return -1;
-  if (wake <= now) return 0;
-  auto micros = std::chrono::duration_cast<std::chrono::microseconds>(wake - now).count();
-  long long ms = (micros + 999) / 1000;  // round up: waking early only spins
-  return static_cast<int>(std::min<long long>(ms, INT_MAX));
-}
-
 // One output pipe of the child and what is kept of it.
 struct ChildStream {
   Fd fd;

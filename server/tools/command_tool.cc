@@ -199,12 +199,7 @@ Reconciled CommandTool::Reconcile(const Json& arguments, const Json& meta) {
   const auto [key, problem] = CallKeyOf(meta, arguments);
   if (key.empty() || !problem.empty()) return Reconciled{};
   const auto row = ledger_->Ledger().Lookup(spec_.name, key);
-  if (row && (row->state == LedgerState::kCommitted || row->state == LedgerState::kFailed)) {
-    Reconciled found;
-    found.outcome = Reconciled::Outcome::kHappened;
-    found.result = row->result;
-    return found;
-  }
+  if (std::optional<Reconciled> stored = StoredOutcome(row)) return *stored;
   Reconciled found = LookupKey(key);
   // The claim's command may still run (its keel died): "did not happen" is not yet true.
   if (found.outcome == Reconciled::Outcome::kDidNotHappen && row && !AttemptOver(*row)) {

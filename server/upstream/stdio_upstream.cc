@@ -34,13 +34,6 @@ constexpr int kNoPidfdPollMs = 50;
 constexpr size_t kStderrLineLogged = 2000;
 constexpr size_t kStderrLineMax = 64 * 1024;
 
-int PollTimeoutMs(TimePoint now, TimePoint wake) {
-  if (wake == TimePoint::max()) return -1;
-  if (wake <= now) return 0;
-  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(wake - now).count();
-  return static_cast<int>(std::min<long long>((micros + 999) / 1000, INT_MAX));
-}
-
 bool IsJsonRpc(const Json& value) {
   if (!value.is_object()) return false;
   const auto version = value.find("jsonrpc");
@@ -171,6 +164,9 @@ struct StdioUpstream::RunState {
   bool out_open = false;
   bool err_open = false;
   bool exited = false;
+  // The child may have exited since the last look: at first, when its pidfd was readable,
+  // and on every wake without a pidfd. Only then is waitid asked (not on every message).
+  bool may_have_exited = true;
   bool stop_started = false;
   std::string why;  // set when keel ended it for a reason of its own
   TimePoint term_at = TimePoint::max();
@@ -199,7 +195,9 @@ void StdioUpstream::Advance(RunState& state, TimePoint now) {
     ::kill(-pid_, SIGKILL);
     state.kill_at = TimePoint::max();
   }
-  if (!state.exited && ChildExited(pid_)) {
+  const bool look = state.may_have_exited;
+  state.may_have_exited = !pidfd_.open();
+  if (!state.exited && look && ChildExited(pid_)) {
     state.exited = true;
     ::kill(-pid_, SIGKILL);  // rule 4: the group goes with the child
     state.drain_until = now + kDrain;
@@ -256,6 +254,7 @@ void StdioUpstream::PollOnce(RunState& state, LineFramer& out, LineFramer& err, 
   int err_at = -1;
   int in_at = -1;
   int wake_at = -1;
+  int pid_at = -1;
   auto watch = [&](int fd, short events) {
     fds[count] = {fd, events, 0};
     return static_cast<int>(count++);
@@ -267,7 +266,7 @@ void StdioUpstream::PollOnce(RunState& state, LineFramer& out, LineFramer& err, 
     if (stdin_.open() && !queued_.empty()) in_at = watch(stdin_.get(), POLLOUT);
   }
   if (wake_.open()) wake_at = watch(wake_.get(), POLLIN);
-  if (!state.exited && pidfd_.open()) watch(pidfd_.get(), POLLIN);
+  if (!state.exited && pidfd_.open()) pid_at = watch(pidfd_.get(), POLLIN);
   int timeout = PollTimeoutMs(
       now, std::min({state.term_at, state.kill_at, state.drain_until, state.stdout_kill_at}));
   if (!state.exited && !pidfd_.open() && (timeout < 0 || timeout > kNoPidfdPollMs)) {
@@ -277,6 +276,7 @@ void StdioUpstream::PollOnce(RunState& state, LineFramer& out, LineFramer& err, 
     spdlog::error("upstream: poll failed: {}", std::strerror(errno));
     ::kill(-pid_, SIGKILL);
   }
+  if (pid_at >= 0 && fds[pid_at].revents != 0) state.may_have_exited = true;
   if (wake_at >= 0 && fds[wake_at].revents != 0) {
     uint64_t value = 0;
     (void)!::read(wake_.get(), &value, sizeof value);

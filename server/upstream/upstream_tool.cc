@@ -88,14 +88,8 @@ Reconciled UpstreamTool::Reconcile(const Json& arguments, const Json& meta) {
   if (!IsWrite(spec_.effect) || !ledger_) return Reconciled{};
   const auto [key, problem] = CallKeyOf(meta, arguments);
   if (key.empty() || !problem.empty()) return Reconciled{};
-  const auto row = ledger_->Ledger().Lookup(spec_.name, key);
-  if (row && (row->state == LedgerState::kCommitted || row->state == LedgerState::kFailed)) {
-    Reconciled found;
-    found.outcome = Reconciled::Outcome::kHappened;
-    found.result = row->result;
-    return found;
-  }
-  return Reconciled{};
+  // Nothing can look an upstream write up: only what the ledger stored is known.
+  return StoredOutcome(ledger_->Ledger().Lookup(spec_.name, key)).value_or(Reconciled{});
 }
 
 UpstreamSurfaceTool::UpstreamSurfaceTool(std::shared_ptr<UpstreamLink> link)
