@@ -373,6 +373,10 @@ test('WRAP-3: after keel\'s stdin closes, keel exits 0 within --shutdown-grace p
 
 // 8. A flood of progress ---------------------------------------------------------------------
 
+// A memory bound, not a performance figure. KEEL_RSS_LIMIT_KB overrides it for an instrumented
+// keel (scripts/sanitize: ASan's shadow memory and quarantine are not keel's).
+const FLOOD_RSS_LIMIT_KB = Number(process.env.KEEL_RSS_LIMIT_KB) || 64 << 10;
+
 function rssKb(pid) {
   const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   assert.ok(m, `no VmRSS in /proc/${pid}/status`);
@@ -395,7 +399,7 @@ test('WRAP-1: an upstream flooding progress (thousands of notifications) does no
     const [, , sent] = await fakeEvent(files, /^\d+ flooded (\S+) (\d+)$/);
     t.diagnostic(`the upstream sent ${sent} progress notifications; keel's RSS peaked at ${(maxKb / 1024).toFixed(1)} MB`);
     assert.ok(Number(sent) >= 1000, `the upstream sent only ${sent} progress notifications: no flood`);
-    assert.ok(maxKb < 64 * 1024, `keel's RSS reached ${maxKb} kB`);
+    assert.ok(maxKb < FLOOD_RSS_LIMIT_KB, `keel's RSS reached ${maxKb} kB (limit ${FLOOD_RSS_LIMIT_KB} kB)`);
 
     const values = progressFor(k, 'p-flood').map(({ m }) => m.params.progress);
     const allowed = Math.ceil((20 * took) / 1000) + 2;
