@@ -26,6 +26,13 @@ class CallControl {
 
   CancellationToken& token() { return token_; }
 
+  // Loop, before it cancels the token: the client withdrew the call (notifications/cancelled,
+  // a closed stream, tasks/cancel), so what the attempt returns next says nothing about the
+  // backend (the breaker ignores it). A timeout is not a withdrawal: a backend too slow for
+  // keel's clocks counts against it.
+  void MarkWithdrawn() { withdrawn_.store(true, std::memory_order_release); }
+  bool withdrawn() const { return withdrawn_.load(std::memory_order_acquire); }
+
  private:
   enum Phase : uint8_t { kQueued, kRunning, kAbandoned };
   bool Transition(Phase from, Phase to) {
@@ -34,6 +41,7 @@ class CallControl {
   }
 
   std::atomic<uint8_t> phase_{kQueued};
+  std::atomic<bool> withdrawn_{false};
   CancellationToken token_;
 };
 

@@ -134,7 +134,7 @@ void CallRunner::Run(Work& work, const RetryCall& call) {
         [&](const AttemptInfo& info) {
           ctx.set_deadline(info.deadline);
           ctx.set_attempt(info.attempt, info.attempt_id);
-          AttemptOutcome attempt = GuardedAttempt(tool, ctx, *breaker, tracer, info);
+          AttemptOutcome attempt = GuardedAttempt(tool, ctx, *breaker, *work.control, tracer, info);
           threw = attempt.threw;
           stopped = attempt.stopped;
           return AttemptResult(std::move(attempt.result), std::move(attempt.failure));
@@ -221,7 +221,8 @@ std::optional<Json> CallRunner::AskClient(uint64_t generation, const ToolContext
 }
 
 AttemptOutcome CallRunner::GuardedAttempt(Tool& tool, ToolContext& ctx, CircuitBreaker& breaker,
-                                          const CallTracer* tracer, const AttemptInfo& info) {
+                                          const CallControl& control, const CallTracer* tracer,
+                                          const AttemptInfo& info) {
   const ToolSpec& spec = tool.spec();
   const BreakerPermit permit = breaker.Acquire();
   if (!permit.admitted) {
@@ -244,7 +245,10 @@ AttemptOutcome CallRunner::GuardedAttempt(Tool& tool, ToolContext& ctx, CircuitB
   // A transition this result causes is traced once, by this call: the generation moves
   // inside Record. (Open -> half-open happens in Acquire and shows as probe attempts.)
   const uint64_t generation_before = tracer != nullptr ? breaker.Snapshot().generation : 0;
-  breaker.Record(permit, BreakerOutcomeOf(attempt), clock_.Now() - start);
+  // A call the client withdrew ends however the tool stops (a killed command says
+  // "ambiguous"): the cancel, not the backend, ended it.
+  breaker.Record(permit, control.withdrawn() ? BreakerOutcome::kIgnored : BreakerOutcomeOf(attempt),
+                 clock_.Now() - start);
   if (tracer != nullptr) {
     const BreakerSnapshot after = breaker.Snapshot();
     if (after.generation != generation_before) {

@@ -75,9 +75,11 @@ class CallRunner : public std::enable_shared_from_this<CallRunner> {
   void Run(Work& work, const RetryCall& call);
   ToolContext ContextFor(Work& work);
   // One attempt behind the tool's breaker: rejected fast with a degraded answer while open,
-  // else run and recorded; a read's success becomes its last good result.
+  // else run and recorded (not when the client withdrew the call meanwhile: CallControl); a
+  // read's success becomes its last good result.
   AttemptOutcome GuardedAttempt(Tool& tool, ToolContext& ctx, CircuitBreaker& breaker,
-                                const CallTracer* tracer, const AttemptInfo& info);
+                                const CallControl& control, const CallTracer* tracer,
+                                const AttemptInfo& info);
   // One attempt: the kill switch, the tool, its classification and trace records.
   AttemptOutcome RunAttempt(Tool& tool, ToolContext& ctx, const CallTracer* tracer,
                             const AttemptInfo& info, const BreakerPermit& permit);

@@ -335,6 +335,7 @@ void RequestCoordinator::Settle(uint64_t generation, CallState state, std::strin
     Erase(generation);
   } else {
     // Running: ask it to stop; it stays counted until its worker returns.
+    if (state == CallState::kCancelled) entry.control->MarkWithdrawn();
     entry.control->token().Cancel();
     Schedule(clock_.Now() + options_.hold_after, generation, Due::kHoldCheck);
   }

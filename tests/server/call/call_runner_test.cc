@@ -123,4 +123,58 @@ TEST_CASE("a job whose inbox is gone (its session ended) reports nothing and tou
   CHECK(f.coordinator.StateOf(Json(7)) == CallState::kRunning);
 }
 
+namespace {
+
+// Replaces the probe with a tool that ends every call with a backend-looking failure (what a
+// killed command or a cancelled upstream call answers), after the client withdrew it when
+// `withdraw` is set. Runs `calls` calls, then one more: the answer it returns.
+Json AnswerAfterFailures(Fixture& f, int calls, bool withdraw) {
+  ToolSpec spec;
+  spec.name = "probe";
+  spec.description = "test";
+  spec.input_schema = Json{{"type", "object"}};
+  Json current_id;
+  bool fail = true;
+  f.tool = std::make_unique<FnTool>(std::move(spec), [&](ToolContext&) {
+    if (!fail) return TextResult("ran");
+    if (withdraw) REQUIRE(f.coordinator.Cancel(current_id));
+    return ErrorResult("stopped; it may have taken effect.",
+                       Json{{"type", "command_cancelled"}, {"failure_class", "ambiguous"}});
+  });
+  for (int i = 0; i < calls; ++i) {
+    current_id = Json(i);
+    f.runner->Job(f.Admit(current_id))();
+    f.loop.RunPosted();
+  }
+  fail = false;
+  current_id = Json(calls);
+  f.runner->Job(f.Admit(current_id))();
+  f.loop.RunPosted();
+  const std::vector<Json> answers = f.sink.ForId(calls);
+  REQUIRE(answers.size() == 1);
+  return answers[0];
+}
+
+}  // namespace
+
+TEST_CASE(
+    "calls the client cancels never open the breaker however the tool stops: the next call "
+    "runs",
+    "[call][runner][breaker]") {
+  Fixture f;
+  const Json answer = AnswerAfterFailures(f, 40, /*withdraw=*/true);
+  CHECK(answer["result"]["content"][0]["text"] == "ran");
+  CHECK(f.sink.ForId(0).empty());  // a cancelled call is never answered
+}
+
+TEST_CASE(
+    "the same failures without a cancel open the breaker: the next call is rejected without "
+    "running",
+    "[call][runner][breaker]") {
+  Fixture f;
+  const Json answer = AnswerAfterFailures(f, 40, /*withdraw=*/false);
+  CHECK(answer["result"]["isError"] == true);
+  CHECK(answer["result"]["content"][0]["text"] != "ran");
+}
+
 }  // namespace keel::call_runner_test
