@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "protocol/base64.h"
 #include "protocol/error_codes.h"
 
 namespace keel {
@@ -81,6 +82,24 @@ bool SameNumber(const std::string& header_value, const std::string& expected) {
   } catch (...) {
     return false;
   }
+}
+
+// The member of params a method's Mcp-Name carries (rule 2); null for other methods.
+const char* NameKey(std::string_view method) {
+  if (method == "tools/call" || method == "prompts/get") return "name";
+  if (method == "resources/read") return "uri";
+  if (method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel") {
+    return "taskId";
+  }
+  return nullptr;
+}
+
+std::string MetaVersion(const Json& params) {
+  if (!params.is_object()) return "";
+  const auto meta = params.find("_meta");
+  if (meta == params.end() || !meta->is_object()) return "";
+  const auto v = meta->find("io.modelcontextprotocol/protocolVersion");
+  return v != meta->end() && v->is_string() ? v->get<std::string>() : "";
 }
 
 std::optional<RpcError> CheckParamHeaders(const HeaderLookup& header, const Json& params,
@@ -163,15 +182,7 @@ std::optional<std::string> DecodeHeaderValue(std::string_view raw) {
 
 std::optional<RpcError> CheckRequestHeaders(const HeaderLookup& header, std::string_view method,
                                             const Json& params, const Json* input_schema) {
-  std::string version;
-  if (params.is_object()) {
-    const auto meta = params.find("_meta");
-    if (meta != params.end() && meta->is_object()) {
-      const auto v = meta->find("io.modelcontextprotocol/protocolVersion");
-      if (v != meta->end() && v->is_string()) version = v->get<std::string>();
-    }
-  }
-  if (auto e = Compare(header, "mcp-protocol-version", version)) {
+  if (auto e = Compare(header, "mcp-protocol-version", MetaVersion(params))) {
     e->data["header"] = "MCP-Protocol-Version";
     e->message =
         "Header mismatch: MCP-Protocol-Version is missing or does not match the "
@@ -182,12 +193,7 @@ std::optional<RpcError> CheckRequestHeaders(const HeaderLookup& header, std::str
     e->data["header"] = "Mcp-Method";
     return e;
   }
-  const char* name_key = nullptr;
-  if (method == "tools/call" || method == "prompts/get") name_key = "name";
-  if (method == "resources/read") name_key = "uri";
-  if (method == "tasks/get" || method == "tasks/update" || method == "tasks/cancel") {
-    name_key = "taskId";
-  }
+  const char* name_key = NameKey(method);
   if (name_key != nullptr && params.is_object()) {
     const auto it = params.find(name_key);
     // A missing or mistyped name is the method's own -32602, answered after this check.
@@ -202,6 +208,56 @@ std::optional<RpcError> CheckRequestHeaders(const HeaderLookup& header, std::str
     return CheckParamHeaders(header, params, *input_schema);
   }
   return std::nullopt;
+}
+
+std::string EncodeHeaderValue(std::string_view value) {
+  bool plain = true;
+  for (char c : value) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u > 0x7E) plain = false;
+  }
+  if (!value.empty() && (value.front() == ' ' || value.back() == ' ')) plain = false;
+  const bool looks_encoded = value.size() >= kSentinelOpen.size() + kSentinelClose.size() &&
+                             value.substr(0, kSentinelOpen.size()) == kSentinelOpen &&
+                             value.substr(value.size() - kSentinelClose.size()) == kSentinelClose;
+  if (plain && !looks_encoded) return std::string(value);
+  return std::string(kSentinelOpen) + Base64Encode(value) + std::string(kSentinelClose);
+}
+
+std::vector<std::pair<std::string, std::string>> ModernRequestHeaders(std::string_view method,
+                                                                      const Json& params,
+                                                                      const Json* input_schema) {
+  std::vector<std::pair<std::string, std::string>> headers;
+  if (std::string version = MetaVersion(params); !version.empty()) {
+    headers.emplace_back("MCP-Protocol-Version", EncodeHeaderValue(version));
+  }
+  headers.emplace_back("Mcp-Method", EncodeHeaderValue(method));
+  const char* name_key = NameKey(method);
+  if (name_key != nullptr && params.is_object()) {
+    const auto it = params.find(name_key);
+    if (it != params.end() && it->is_string()) {
+      headers.emplace_back("Mcp-Name", EncodeHeaderValue(it->get<std::string>()));
+    }
+  }
+  if (method != "tools/call" || input_schema == nullptr || !input_schema->is_object()) {
+    return headers;
+  }
+  const auto props = input_schema->find("properties");
+  const auto arguments = params.is_object() ? params.find("arguments") : params.end();
+  if (props == input_schema->end() || !props->is_object() || arguments == params.end() ||
+      !arguments->is_object()) {
+    return headers;
+  }
+  for (const auto& [property, spec] : props->items()) {
+    const auto mark = spec.is_object() ? spec.find("x-mcp-header") : spec.end();
+    if (!spec.is_object() || mark == spec.end() || !mark->is_string()) continue;
+    const auto arg = arguments->find(property);
+    if (arg == arguments->end() || arg->is_null()) continue;
+    if (std::optional<std::string> form = HeaderForm(*arg)) {
+      headers.emplace_back("Mcp-Param-" + mark->get<std::string>(), EncodeHeaderValue(*form));
+    }
+  }
+  return headers;
 }
 
 }  // namespace keel

@@ -1,6 +1,7 @@
 // The MCP 2026-07-28 request headers over Streamable HTTP (reference/mcp-2026-07-28.md §3.3):
 // what a modern POST must say in its headers about its own body, and the check that it
-// does. Pure functions; reentrant; never throw.
+// does, and (the client side, for `keel wrap --upstream-url`) the headers a modern POST
+// sends. Pure functions; reentrant; never throw.
 //
 // Rules (each failure is -32020 "Header mismatch", HTTP 400, with data.header naming it):
 //  1. MCP-Protocol-Version equals the body's _meta protocolVersion; Mcp-Method equals the
@@ -22,6 +23,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -45,5 +48,19 @@ std::optional<std::string> DecodeBase64(std::string_view text);
 // agrees.
 std::optional<RpcError> CheckRequestHeaders(const HeaderLookup& header, std::string_view method,
                                             const Json& params, const Json* input_schema);
+
+// Rule 4 backwards: `value` as it travels in a header, in the Base64 sentinel when it has
+// to (a byte outside printable ASCII, a space or tab at either end, or a value that reads
+// as a sentinel itself), else as it is.
+std::string EncodeHeaderValue(std::string_view value);
+
+// The headers (name, value) a client sends with the modern request `method`, `params`, so
+// that CheckRequestHeaders passes: MCP-Protocol-Version (from params._meta; none when
+// absent), Mcp-Method, Mcp-Name (rule 2) and, for tools/call with the tool's
+// `input_schema` (null: unknown), Mcp-Param-{Name} (rule 3). Values encoded by
+// EncodeHeaderValue.
+std::vector<std::pair<std::string, std::string>> ModernRequestHeaders(std::string_view method,
+                                                                      const Json& params,
+                                                                      const Json* input_schema);
 
 }  // namespace keel

@@ -3,10 +3,13 @@
 // header. Examples from reference/mcp-2026-07-28.md §3.3 and the conformance probes it cites.
 #include "protocol/http_headers.h"
 
+#include <cctype>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -336,6 +339,64 @@ TEST_CASE("The standard headers are checked before the Mcp-Param ones", "[http][
   HttpRequireMismatch(CheckRequestHeaders(headers.Lookup(), "tools/call",
                                           HttpCallParams(Json{{"region", "eu"}}), &schema),
                       "Mcp-Name");
+}
+
+// The client side (keel wrap --upstream-url): what ModernRequestHeaders sends passes the check.
+
+namespace {
+
+HttpHeaderTable HttpTableOf(const std::vector<std::pair<std::string, std::string>>& headers) {
+  HttpHeaderTable table;
+  for (const auto& [name, value] : headers) {
+    std::string lower = name;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    table.values[lower] = value;
+  }
+  return table;
+}
+
+}  // namespace
+
+TEST_CASE("Plain header values travel as they are and others in the Base64 sentinel",
+          "[http][headers]") {
+  CHECK(EncodeHeaderValue("tools/call") == "tools/call");
+  CHECK(EncodeHeaderValue("SGVsbG8=") == "SGVsbG8=");
+  CHECK(EncodeHeaderValue("Hello, \xE4\xB8\x96\xE7\x95\x8C") == "=?base64?SGVsbG8sIOS4lueVjA==?=");
+  CHECK(EncodeHeaderValue(" padded ") == "=?base64?IHBhZGRlZCA=?=");
+  CHECK(EncodeHeaderValue("a\tb") == "=?base64?YQli?=");
+  CHECK(EncodeHeaderValue("=?base64?SGVsbG8=?=") == "=?base64?PT9iYXNlNjQ/U0dWc2JHOD0/PQ==?=");
+  for (const char* value : {"x", " padded ", "Hello, \xE4\xB8\x96\xE7\x95\x8C", "=?base64?e?="}) {
+    CHECK(DecodeHeaderValue(EncodeHeaderValue(value)) == std::optional<std::string>(value));
+  }
+}
+
+TEST_CASE("The headers a modern client sends pass the server's check", "[http][headers]") {
+  const Json schema = HttpParamSchema();
+  const Json params =
+      HttpCallParams(Json{{"region", " eu west "}, {"count", 3}, {"dry", false}, {"note", "n"}});
+  const auto headers = ModernRequestHeaders("tools/call", params, &schema);
+  const HttpHeaderTable table = HttpTableOf(headers);
+  CHECK(table.values.at("mcp-protocol-version") == "2026-07-28");
+  CHECK(table.values.at("mcp-method") == "tools/call");
+  CHECK(table.values.at("mcp-name") == "deploy");
+  CHECK(table.values.at("mcp-param-count") == "3");
+  CHECK(table.values.at("mcp-param-dry") == "false");
+  CHECK(table.values.count("mcp-param-note") == 0);
+  CHECK_FALSE(CheckRequestHeaders(table.Lookup(), "tools/call", params, &schema));
+  const Json read = HttpMetaParams(Json{{"uri", "file:///a b"}});
+  CHECK_FALSE(CheckRequestHeaders(
+      HttpTableOf(ModernRequestHeaders("resources/read", read, nullptr)).Lookup(), "resources/read",
+      read, nullptr));
+}
+
+TEST_CASE("A null or absent annotated argument sends no Mcp-Param header", "[http][headers]") {
+  const Json schema = HttpParamSchema();
+  const Json params = HttpCallParams(Json{{"region", nullptr}});
+  const HttpHeaderTable table = HttpTableOf(ModernRequestHeaders("tools/call", params, &schema));
+  CHECK(table.values.count("mcp-param-region") == 0);
+  CHECK(table.values.count("mcp-param-count") == 0);
+  CHECK(HttpTableOf(ModernRequestHeaders("tools/list", Json::object(), nullptr))
+            .values.count("mcp-protocol-version") == 0);
 }
 
 }  // namespace keel::http_headers_test
