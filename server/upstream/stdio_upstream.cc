@@ -34,15 +34,6 @@ constexpr int kNoPidfdPollMs = 50;
 constexpr size_t kStderrLineLogged = 2000;
 constexpr size_t kStderrLineMax = 64 * 1024;
 
-bool IsJsonRpc(const Json& value) {
-  if (!value.is_object()) return false;
-  const auto version = value.find("jsonrpc");
-  if (version == value.end() || *version != "2.0") return false;
-  const auto method = value.find("method");
-  if (method != value.end()) return method->is_string();
-  return value.contains("id") && (value.contains("result") || value.contains("error"));
-}
-
 std::string ExitText(int status) {
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
   if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
@@ -128,7 +119,7 @@ void StdioUpstream::Shutdown(Duration grace) {
 void StdioUpstream::OnStdoutLine(std::string_view line) {
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
   BoundedJson parsed = ParseBoundedJson(line);
-  if (parsed.ok() && IsJsonRpc(parsed.value)) {
+  if (parsed.ok() && IsJsonRpcMessage(parsed.value)) {
     events_.on_message(std::move(parsed.value), Json());
     return;
   }

@@ -43,7 +43,6 @@
 
 namespace keel {
 
-inline constexpr size_t kMaxJunkLogged = 20;
 inline constexpr int kMaxStderrPerSecond = 200;
 
 struct UpstreamCommand {

@@ -1,8 +1,9 @@
 // UpstreamTransport: how keel reaches the MCP server it wraps (`keel wrap`): one connection
 // that carries keel's JSON-RPC messages to the upstream and the upstream's back. The stdio
-// kind runs the upstream as a child process (stdio_upstream.h); a Streamable HTTP kind sends
-// each request on its own HTTP request. The protocol over it (ids, handshake, routing) is
-// UpstreamClient's (upstream_client.h); a transport only moves whole messages.
+// kind runs the upstream as a child process (stdio_upstream.h); the Streamable HTTP kind
+// sends each message in its own HTTP POST (http_upstream.h). The protocol over it (ids,
+// handshake, routing) is UpstreamClient's (upstream_client.h); a transport only moves whole
+// messages.
 //
 // Thread-safety: Send and Abandon may be called from any thread. The events run on the
 // transport's own thread, one at a time, and must not block.
@@ -31,6 +32,19 @@ struct UpstreamEvents {
   std::function<void(std::string why)> on_closed;
 };
 
+// Invariant 1: the junk an upstream sends is logged this many times, then once a thousand.
+inline constexpr size_t kMaxJunkLogged = 20;
+
+// Invariant 1's test: a JSON-RPC 2.0 request, notification or response object.
+inline bool IsJsonRpcMessage(const Json& value) {
+  if (!value.is_object()) return false;
+  const auto version = value.find("jsonrpc");
+  if (version == value.end() || *version != "2.0") return false;
+  const auto method = value.find("method");
+  if (method != value.end()) return method->is_string();
+  return value.contains("id") && (value.contains("result") || value.contains("error"));
+}
+
 class UpstreamTransport {
  public:
   virtual ~UpstreamTransport() = default;
@@ -39,10 +53,12 @@ class UpstreamTransport {
   // it is full.
   virtual bool Send(const Json& message, std::string* why) = 0;
   // keel no longer wants anything more about request `id` (HTTP: its response stream is
-  // closed, the 2026-07-28 way to cancel). Does nothing on stdio.
+  // closed, the 2026-07-28 way to cancel; nothing more about it is delivered). Does nothing
+  // on stdio.
   virtual void Abandon(const Json& id) { (void)id; }
   // Ends the connection within `grace` (blocking): stdio closes the upstream's stdin, then
-  // SIGTERMs and SIGKILLs its process group. on_closed has run when it returns.
+  // SIGTERMs and SIGKILLs its process group; HTTP ends a legacy session with DELETE. on_closed
+  // has run when it returns.
   virtual void Shutdown(Duration grace) = 0;
 };
 
