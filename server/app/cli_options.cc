@@ -33,6 +33,7 @@ Kill switch for writes: `keel admin block-writes on|off|status [--db PATH]` from
 `keel wrap [flags] -- COMMAND [ARGS...]` serves the stdio MCP server COMMAND starts, with
 every guarantee above in front of its tools (effect classes from --catalog, else from the
 tools' annotations); e.g. keel wrap -- npx -y @modelcontextprotocol/server-memory
+`keel wrap [flags] --upstream-url URL` does the same for a Streamable HTTP MCP server at URL.
 Exit codes: 0 ok, 64 bad usage, 66 config file missing, 69 the wrapped server cannot start
 (keel wrap) or --http cannot listen, 70 internal error, 73 cannot create a file,
 78 bad configuration.)";
@@ -334,6 +335,34 @@ void AddHttpOptions(CLI::App& app, CliOptions& o) {
 }
 
 // Every option of `keel` that serves, in --help order (--config first).
+// `keel wrap --upstream-url URL`: a Streamable HTTP upstream instead of a command.
+void AddUpstreamUrlOptions(CLI::App& app, CliOptions& o, const char* group) {
+  app.add_option("--upstream-url", o.upstream_url,
+                 "keel wrap: the MCP endpoint of a Streamable HTTP upstream (http:// or https://; "
+                 "2025-11-25 with sessions or 2026-07-28), instead of -- COMMAND")
+      ->envname("KEEL_UPSTREAM_URL")
+      ->check(CLI::Validator(
+          [](std::string& url) -> std::string {
+            if (url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0) return "";
+            return "the upstream URL must start with http:// or https://";
+          },
+          "URL"))
+      ->group(group);
+  app.add_option("--upstream-header", o.upstream_headers,
+                 "keel wrap --upstream-url: an HTTP header (\"Name: value\", e.g. an "
+                 "Authorization) sent with every request to the upstream; repeatable")
+      ->envname("KEEL_UPSTREAM_HEADER")
+      ->check(CLI::Validator(
+          [](std::string& header) -> std::string {
+            const size_t colon = header.find(':');
+            if (colon == 0 || colon == std::string::npos) return "a header reads \"Name: value\"";
+            if (header.find_first_of("\r\n") != std::string::npos) return "one line only";
+            return "";
+          },
+          "HEADER"))
+      ->group(group);
+}
+
 // `keel wrap`'s own options (the command itself comes after "--": SplitWrap).
 void AddWrapOptions(CLI::App& app, CliOptions& o) {
   const char* group = "keel wrap (serving an upstream MCP server)";
@@ -365,6 +394,7 @@ void AddWrapOptions(CLI::App& app, CliOptions& o) {
       ->envname("KEEL_UPSTREAM_RESTART_WINDOW")
       ->check(CLI::Range(1LL, 86400000LL))
       ->group(group);
+  AddUpstreamUrlOptions(app, o, group);
 }
 
 TimeoutOptions AddServeOptions(CLI::App& app, CliOptions& o) {
@@ -460,6 +490,23 @@ std::optional<int> ReconcileTimeouts(const TimeoutOptions& timeouts, CliOptions&
   return std::nullopt;
 }
 
+// `keel wrap` serves exactly one upstream: a command after "--", or --upstream-url.
+std::optional<int> CheckWrapUpstream(const CliOptions& o) {
+  if (!o.wrap) return std::nullopt;
+  if (o.upstream_command.empty() && o.upstream_url.empty()) {
+    std::cerr << "keel wrap: no upstream; usage: keel wrap [keel flags] -- COMMAND [ARGS...]\n"
+                 "  or: keel wrap [keel flags] --upstream-url URL\n"
+                 "  e.g. keel wrap -- npx -y @modelcontextprotocol/server-memory\n";
+    return kExitUsage;
+  }
+  if (!o.upstream_command.empty() && !o.upstream_url.empty()) {
+    std::cerr << "keel wrap: give either -- COMMAND or --upstream-url, not both (keel wraps one "
+                 "upstream server)\n";
+    return kExitUsage;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 CliParse ParseCommandLine(int argc, const char* const* argv) {
@@ -476,15 +523,6 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
     if (dashes != args.end()) {
       o.upstream_command.assign(dashes + 1, args.end());
       args.erase(dashes, args.end());
-    }
-    const bool help = std::any_of(args.begin() + 1, args.end(), [](const char* arg) {
-      return std::string_view(arg) == "--help" || std::string_view(arg) == "-h";
-    });
-    if (o.upstream_command.empty() && !help) {
-      std::cerr << "keel wrap: no upstream command; usage: keel wrap [keel flags] -- COMMAND "
-                   "[ARGS...]\n  e.g. keel wrap -- npx -y @modelcontextprotocol/server-memory\n";
-      parse.exit_code = kExitUsage;
-      return parse;
     }
   }
   argc = static_cast<int>(args.size());
@@ -509,6 +547,8 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
   }
   if (!parse.exit_code) {
     parse.exit_code = ReconcileTimeouts(timeouts, o);
+    if (parse.exit_code) return parse;
+    parse.exit_code = CheckWrapUpstream(o);
     if (parse.exit_code) return parse;
   }
   // keel wrap: a forwarded call waits on its worker for the upstream's answer, so calls in

@@ -80,9 +80,12 @@ struct CliOptions {
   // `keel admin block-writes on|off|status`: an admin command instead of serving.
   std::string admin_block_writes;  // "", "on", "off" or "status"
   // `keel wrap [flags] -- COMMAND [ARGS...]` (server/upstream/; docs/wrap.md): serve the MCP
-  // server COMMAND starts, with keel's guarantees in front of it.
+  // server COMMAND starts, with keel's guarantees in front of it; or `keel wrap
+  // --upstream-url URL`: the one at URL (Streamable HTTP).
   bool wrap = false;
   std::vector<std::string> upstream_command;    // after "--"
+  std::string upstream_url;                     // instead of a command: Streamable HTTP
+  std::vector<std::string> upstream_headers;    // "Name: value", with upstream_url
   std::vector<std::string> upstream_env_allow;  // empty: keel's whole environment
   std::string upstream_protocol = "auto";       // auto, legacy, modern
   long long upstream_start_timeout_ms = 60000;

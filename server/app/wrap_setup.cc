@@ -95,6 +95,8 @@ WrapParts StartWrap(const CliOptions& flags, std::ostream& err) {
   options.command.argv = flags.upstream_command;
   options.command.env = UpstreamEnvironment(flags.upstream_env_allow);
   options.command.max_line_bytes = flags.max_line_bytes;
+  options.url = flags.upstream_url;
+  options.headers = flags.upstream_headers;
   options.protocol = flags.upstream_protocol;
   options.start_timeout = Millis(flags.upstream_start_timeout_ms);
   options.max_restarts = flags.upstream_restarts;

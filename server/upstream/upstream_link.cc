@@ -9,6 +9,7 @@
 #include "protocol/error_codes.h"
 #include "server/input/input_round.h"
 #include "server/runtime/random_hex.h"
+#include "server/upstream/http_upstream.h"
 
 namespace keel {
 namespace {
@@ -67,14 +68,8 @@ std::shared_ptr<UpstreamClient> UpstreamLink::Connect(std::string* error) {
   };
   auto client = std::make_shared<UpstreamClient>(std::move(handlers));
   *self = client.get();
-  std::string spawn_error;
-  std::unique_ptr<StdioUpstream> transport =
-      StdioUpstream::Start(options_.command, client->Events(), &spawn_error);
-  if (!transport) {
-    *error = "cannot start " + options_.command.argv[0] + ": " + spawn_error;
-    return nullptr;
-  }
-  spdlog::info("upstream server started (pid {})", transport->pid());
+  std::unique_ptr<UpstreamTransport> transport = MakeTransport(*client, error);
+  if (!transport) return nullptr;
   client->Attach(std::move(transport));
   const TimePoint deadline = std::chrono::steady_clock::now() + options_.start_timeout;
   UpstreamLists lists;
@@ -85,6 +80,33 @@ std::shared_ptr<UpstreamClient> UpstreamLink::Connect(std::string* error) {
   std::lock_guard<std::mutex> lock(mu_);
   lists_ = std::move(lists);
   return client;
+}
+
+std::unique_ptr<UpstreamTransport> UpstreamLink::MakeTransport(UpstreamClient& client,
+                                                               std::string* error) {
+  std::string why;
+  if (!options_.url.empty()) {
+    UpstreamEndpoint endpoint;
+    endpoint.url = options_.url;
+    endpoint.headers = options_.headers;
+    endpoint.max_line_bytes = options_.command.max_line_bytes;
+    endpoint.max_queued_bytes = options_.command.max_queued_bytes;
+    std::unique_ptr<HttpUpstream> http = HttpUpstream::Start(endpoint, client.Events(), &why);
+    if (!http) {
+      *error = "cannot connect to " + options_.url + ": " + why;
+      return nullptr;
+    }
+    spdlog::info("upstream server at {}", http->shown_url());
+    return http;
+  }
+  std::unique_ptr<StdioUpstream> stdio =
+      StdioUpstream::Start(options_.command, client.Events(), &why);
+  if (!stdio) {
+    *error = "cannot start " + options_.command.argv[0] + ": " + why;
+    return nullptr;
+  }
+  spdlog::info("upstream server started (pid {})", stdio->pid());
+  return stdio;
 }
 
 bool UpstreamLink::Handshake(UpstreamClient& client, TimePoint deadline, std::string* error) {

@@ -1,13 +1,16 @@
 // UpstreamLink: the wrapped MCP server over its life (`keel wrap`; WRAP-1, WRAP-3, WRAP-4):
 // the instance in service, its handshake and lists, restarts, and shutdown.
 //
-//  1. Start() spawns the first instance and does the handshake within start_timeout: with
+//  1. Start() starts the first instance (spawns the command, or connects to the url: an
+//     "instance" of an HTTP upstream is one connection, with its own handshake and, for
+//     2025-11-25, its own session) and does the handshake within start_timeout: with
 //     protocol "auto", server/discover first (a 2026-07-28 server answers it), and on any
 //     error initialize + notifications/initialized (2025-11-25); "legacy" and "modern" skip
 //     the probe. The era found then is the upstream's for good. Then it lists tools,
 //     resources, resource templates and prompts (every page; what the capabilities
 //     declare). A failure here is keel's start-up failure (exit 69, the reason given).
-//  2. When an instance's connection ends (it exited, crashed, closed its stdout), every
+//  2. When an instance's connection ends (it exited, crashed, closed its stdout; over HTTP:
+//     unreachable, or its session ended, http_upstream.h rule 3), every
 //     request in flight is lost (upstream_client.h rule 5) and a new instance is started
 //     after a backoff (100 ms, doubling, at most 5 s), unless max_restarts restarts happened
 //     within restart_window: then keel stops restarting and every call is answered
@@ -19,7 +22,8 @@
 //     roots) made during a call whose client must answer in a later request (MRTR) waits
 //     here, with the upstream request it belongs to, for at most kInputStateTtlMs; then the
 //     upstream request is cancelled.
-//  5. Shutdown(): the instance is stopped as StdioUpstream::Shutdown says, within the grace;
+//  5. Shutdown(): the instance is stopped as StdioUpstream::Shutdown (HttpUpstream::Shutdown)
+//     says, within the grace;
 //     no restart follows.
 // Notifications the upstream sends outside calls go to on_notification (transport thread).
 //
@@ -49,8 +53,10 @@ namespace keel {
 enum class UpstreamEra { kLegacy, kModern };
 
 struct UpstreamOptions {
-  UpstreamCommand command;
-  std::string protocol = "auto";  // auto, legacy, modern
+  UpstreamCommand command;           // its max_line_bytes and max_queued_bytes bound HTTP too
+  std::string url;                   // not empty: a Streamable HTTP upstream (http_upstream.h)
+  std::vector<std::string> headers;  // with url: "Name: value" on every HTTP request
+  std::string protocol = "auto";     // auto, legacy, modern
   Millis start_timeout{60000};
   int max_restarts = 5;
   Millis restart_window{60000};
@@ -115,6 +121,7 @@ class UpstreamLink {
 
  private:
   std::shared_ptr<UpstreamClient> Connect(std::string* error);
+  std::unique_ptr<UpstreamTransport> MakeTransport(UpstreamClient& client, std::string* error);
   bool Handshake(UpstreamClient& client, TimePoint deadline, std::string* error);
   bool ReadLists(UpstreamClient& client, TimePoint deadline, UpstreamLists* lists,
                  std::string* error);
