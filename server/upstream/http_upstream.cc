@@ -204,6 +204,7 @@ void HttpUpstream::StartPost(Queued queued) {
   if (id.is_null()) return;
   UpstreamTransfer::Outcome refused;
   refused.failure = "libcurl could not start the request";
+  refused.sent = false;
   AnswerFailed(id, method, refused);
 }
 
@@ -269,6 +270,7 @@ void HttpUpstream::AnswerFailed(const Json& id, const std::string& method,
   } else {
     data["transport"] = outcome.failure;
   }
+  data["sent"] = outcome.sent;
   spdlog::info("upstream HTTP: {} (request {}) failed: {}", method, id.dump(), what);
   Json error = {{"code", kUpstreamHttpFailure}, {"message", "upstream HTTP: " + what}};
   error["data"] = std::move(data);

@@ -14,11 +14,12 @@
 //  2. A request whose POST fails gets an answer all the same, so it never hangs: the
 //     upstream's own JSON-RPC error when its error page is one, else a JSON-RPC error
 //     {"code": -32000, "message": "upstream HTTP: <what happened>", "data": {"http_status":
-//     N} or {"transport": "<libcurl's error>"}} — also when the response ended without the
-//     answer, or a body or event passed max_line_bytes (the bound keel puts on a client's
-//     lines). One failed request does not end the connection: HTTP keeps no state keel
-//     could lose with it, and the next request may well succeed. A failed notification or
-//     response POST is logged, nothing more.
+//     N} or {"transport": "<libcurl's error>"}, and "sent": false when no connection could be
+//     made (the upstream got nothing), else true} — also when the response ended without
+//     the answer, or a body or event passed max_line_bytes (the bound keel puts on a
+//     client's lines). One failed request does not end the connection: HTTP keeps no state
+//     keel could lose with it, and the next request may well succeed. A failed notification
+//     or response POST is logged, nothing more.
 //  3. The connection ends (on_closed; UpstreamLink then reconnects as it restarts a stdio
 //     server, with a new handshake) when: the upstream could not be reached at all (no HTTP
 //     response) for kMaxUnreachable requests in a row; a legacy upstream answers 404 to keel's

@@ -165,6 +165,8 @@ UpstreamTransfer::Outcome UpstreamTransfer::Finish(CURLcode code) {
   if (status_ == 0) {
     // No HTTP response: the connection failed (refused, unresolved, TLS, timed out).
     outcome.failure = error_[0] != '\0' ? std::string(error_) : curl_easy_strerror(code);
+    outcome.sent = code != CURLE_COULDNT_CONNECT && code != CURLE_COULDNT_RESOLVE_HOST &&
+                   code != CURLE_COULDNT_RESOLVE_PROXY;
     return outcome;
   }
   if (code == CURLE_OK && body_ == Body::kJson && !text_.empty()) HandOut(text_);

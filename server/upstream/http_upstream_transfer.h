@@ -60,6 +60,9 @@ class UpstreamTransfer {
     std::string failure;
     bool answered = false;
     bool event_stream = false;  // the response was text/event-stream
+    // False only when the request certainly never reached the upstream (no connection
+    // could be made: refused, name not resolved).
+    bool sent = true;
   };
   using MessageFn = std::function<void(const UpstreamTransfer& transfer, Json message)>;
   // Counts the junk of one connection (rule 2) across its transfers.

@@ -134,6 +134,7 @@ TEST_CASE("a failed POST answers its request with -32000 and the connection goes
   const Json& error = log.messages[0].first["error"];
   CHECK(error["code"] == -32000);
   CHECK(error["data"]["http_status"] == 503);
+  CHECK(error["data"]["sent"] == true);
   CHECK(error["message"].get<std::string>().find("HTTP 503") != std::string::npos);
   CHECK(log.messages[0].second == 1);
   HttpSend(*upstream, HttpRequest(2, "tools/call"));
@@ -200,6 +201,7 @@ TEST_CASE("an upstream nobody answers for three requests in a row ends the conne
   CHECK(log.closed[0].find("could not be reached") != std::string::npos);
   REQUIRE(log.messages.size() == static_cast<size_t>(kMaxUnreachable));
   CHECK(log.messages[0].first["error"]["data"].contains("transport"));
+  CHECK(log.messages[0].first["error"]["data"]["sent"] == false);
   std::string why;
   CHECK_FALSE(upstream->Send(HttpRequest(9, "ping"), &why));
 }
