@@ -272,7 +272,8 @@ void HttpUpstream::AnswerFailed(const Json& id, const std::string& method,
   }
   data["sent"] = outcome.sent;
   spdlog::info("upstream HTTP: {} (request {}) failed: {}", method, id.dump(), what);
-  Json error = {{"code", kUpstreamHttpFailure}, {"message", "upstream HTTP: " + what}};
+  Json error = {{"code", kUpstreamHttpFailure},
+                {"message", std::string(kUpstreamHttpFailurePrefix) + what}};
   error["data"] = std::move(data);
   events_.on_message(Json{{"jsonrpc", "2.0"}, {"id", id}, {"error", std::move(error)}}, id);
 }

@@ -59,11 +59,6 @@
 
 namespace keel {
 
-// Rule 2: the code of keel's own answer to a request whose POST failed. It is what the
-// official TypeScript SDK's client gives a transport failure; it never reaches keel's wire as
-// a JSON-RPC error code (a client sees it in an upstream_error result's structuredContent, or
-// a forwarded read's -32603 names it in its text).
-inline constexpr int kUpstreamHttpFailure = -32000;
 inline constexpr size_t kMaxInFlight = 256;
 inline constexpr int kMaxUnreachable = 3;
 

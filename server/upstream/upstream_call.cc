@@ -1,5 +1,6 @@
 #include "server/upstream/upstream_call.h"
 
+#include <optional>
 #include <utility>
 #include <variant>
 
@@ -47,6 +48,32 @@ Json Stopped(const ForwardSpec& spec, const char* type, const std::string& text)
                      Json{{"type", type}, {"failure_class", "ambiguous"}, {"layer", "attempt"}});
 }
 
+// Rule 5's transport failures: whether the request can have run decides the class.
+std::optional<Json> TransportFailure(const ForwardSpec& spec, int code, const std::string& message,
+                                     const Json& data) {
+  if (code != kUpstreamHttpFailure || !data.is_object() ||
+      message.rfind(kUpstreamHttpFailurePrefix, 0) != 0) {
+    return std::nullopt;
+  }
+  const Json sent = data.value("sent", Json());
+  if (!sent.is_boolean()) return std::nullopt;
+  const std::string what = message.substr(kUpstreamHttpFailurePrefix.size());
+  if (!sent.get<bool>()) return Unavailable(what);
+  const Json status = data.value("http_status", Json());
+  if (status.is_number_integer()) {
+    const int http_status = status.get<int>();
+    if ((http_status >= 400 && http_status < 500 && http_status != 408) || http_status == 503) {
+      return ErrorResult("The upstream server refused '" + spec.label + "' over HTTP: " + what +
+                             ". It did not run.",
+                         Json{{"type", "backend_" + std::to_string(http_status)},
+                              {"effect", "none"},
+                              {"http_status", http_status},
+                              {"message", what}});
+    }
+  }
+  return Lost(spec, "failed over HTTP (" + what + ")");
+}
+
 Json UpstreamError(const ForwardSpec& spec, const Json& error) {
   const int code = error.is_object() && error.value("code", Json()).is_number_integer()
                        ? error["code"].get<int>()
@@ -54,6 +81,7 @@ Json UpstreamError(const ForwardSpec& spec, const Json& error) {
   const Json message_value = error.is_object() ? error.value("message", Json()) : Json();
   const std::string message = message_value.is_string() ? message_value.get<std::string>() : "";
   const Json data = error.is_object() ? error.value("data", Json()) : Json();
+  if (std::optional<Json> failed = TransportFailure(spec, code, message, data)) return *failed;
   if (spec.surface) {
     const Json uri = spec.params.value("uri", Json());
     if (spec.method == "resources/read" && uri.is_string() &&

@@ -18,6 +18,11 @@
 //     -32601 and -32602, which say the upstream did not run it). For a surface method, a
 //     resources/read answered -32002 or -32602 (its one parameter is the URI) is
 //     resource_not_found, keel's era-correct not-found; another -32602 is invalid_params.
+//     The transport's own answer to a request it could not deliver (kUpstreamHttpFailure)
+//     is not the upstream's: data.sent false -> upstream_unavailable (not_sent); an HTTP
+//     status that says the upstream refused the request before running it (4xx but 408,
+//     and 503) -> backend_<status> with effect none (429 and 503 transient, the others
+//     permanent); anything else (5xx, no full answer) -> rule 4's upstream_lost.
 //  6. A question from the upstream during the call (elicitation/create, sampling/
 //     createMessage, roots/list; 2025-11-25 server-to-client requests): when the call's
 //     client can answer it (ToolContext::CanAsk), the upstream request waits parked

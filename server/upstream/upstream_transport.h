@@ -16,6 +16,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -44,6 +45,14 @@ inline bool IsJsonRpcMessage(const Json& value) {
   if (method != value.end()) return method->is_string();
   return value.contains("id") && (value.contains("result") || value.contains("error"));
 }
+
+// The code of a transport's own answer to a request it could not deliver (HttpUpstream rule
+// 2: a failed POST), with the message "upstream HTTP: <what happened>" and data.sent (a
+// boolean: false when the upstream surely got nothing). It is what the official TypeScript
+// SDK's client gives a transport failure. ForwardToUpstream turns it into keel's failure
+// classes (upstream_call.h rule 5), so it never reaches a client as a JSON-RPC error.
+inline constexpr int kUpstreamHttpFailure = -32000;
+inline constexpr std::string_view kUpstreamHttpFailurePrefix = "upstream HTTP: ";
 
 class UpstreamTransport {
  public:

@@ -12,7 +12,8 @@
 // Tools (tools/call): echo (its arguments and _meta back), write (counts a run), crash
 // (counts a run, then exits 1 without answering), ask (asks keel elicitation/create, then
 // answers with what came back), progress (progress 1 and 2, then done), hang (progress 1,
-// never answers), fail (-32000), received (every message this instance got), pid.
+// never answers), fail (-32000; with arguments {message, data}: that error, as a transport's
+// own answer would carry them), received (every message this instance got), pid.
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -81,8 +82,11 @@ function call(m) {
       return answer(m.id, {content: [text('done')]});
     case 'hang':
       return send({method: 'notifications/progress', params: {progressToken: token, progress: 1}});
-    case 'fail':
+    case 'fail': {
+      const args = m.params.arguments || {};
+      if (args.message) return send({id: m.id, error: {code: -32000, message: args.message, data: args.data}});
       return error(m.id, -32000, 'the backend is down');
+    }
     case 'received':
       return answer(m.id, {content: [text('received')], structuredContent: {received}});
     case 'pid':

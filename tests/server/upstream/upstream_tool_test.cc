@@ -19,6 +19,7 @@
 #include "protocol/tool_result.h"
 #include "server/catalog/catalog_overlay.h"
 #include "server/input/input_round.h"
+#include "server/policy/failure_classify.h"
 #include "server/upstream/scripted_upstream.h"
 #include "server/upstream/upstream_call.h"
 
@@ -225,6 +226,50 @@ TEST_CASE("the upstream's JSON-RPC error is upstream_error with its code", "[ups
   const Json refused = CallTool(unknown, Json::object());
   CHECK(ErrorOf(refused)["code"] == -32602);
   CHECK(ErrorOf(refused)["effect"] == "none");  // -32602: the upstream did not run it
+}
+
+TEST_CASE(
+    "an HTTP transport's failed delivery is classed by whether the upstream can have run it: "
+    "nothing sent is not_sent, a refusal is backend_N with no effect, a lost answer is "
+    "upstream_lost",
+    "[upstream][WRAP-1]") {
+  TempDir dir;
+  auto link = StartedLink(ScriptedUpstream(dir));
+  UpstreamTool read(SpecOf("fail", kRead), link, nullptr, UpstreamToolOptions{});
+  UpstreamTool write(SpecOf("fail", kUnsafe), link, nullptr, UpstreamToolOptions{});
+  const auto transport = [](const std::string& what, Json data) {
+    return Json{{"message", "upstream HTTP: " + what}, {"data", std::move(data)}};
+  };
+
+  const Json unreachable = CallTool(
+      write, transport("connection refused", Json{{"transport", "refused"}, {"sent", false}}));
+  CHECK(ErrorOf(unreachable)["type"] == "upstream_unavailable");
+  CHECK(ErrorOf(unreachable)["failure_class"] == "not_sent");
+  CHECK(ErrorOf(unreachable)["effect"] == "none");
+
+  const Json limited =
+      CallTool(write, transport("HTTP 429", Json{{"http_status", 429}, {"sent", true}}));
+  CHECK(ErrorOf(limited)["type"] == "backend_429");
+  CHECK(ErrorOf(limited)["effect"] == "none");
+  CHECK(ClassifyResult(limited)->failure == FailureClass::kRejectedTransient);
+  const Json forbidden =
+      CallTool(write, transport("HTTP 403", Json{{"http_status", 403}, {"sent", true}}));
+  CHECK(ErrorOf(forbidden)["type"] == "backend_403");
+  CHECK(ClassifyResult(forbidden)->failure == FailureClass::kRejectedPermanent);
+
+  // A 502, or a response cut before the answer: the upstream may have run it.
+  const Json bad_gateway =
+      CallTool(write, transport("HTTP 502", Json{{"http_status", 502}, {"sent", true}}));
+  CHECK(ErrorOf(bad_gateway)["type"] == "upstream_lost");
+  CHECK(ErrorOf(bad_gateway)["failure_class"] == "ambiguous");
+  const Json cut = CallTool(read, transport("the response ended without the answer",
+                                            Json{{"transport", "cut"}, {"sent", true}}));
+  CHECK(ErrorOf(cut)["type"] == "upstream_lost");
+  CHECK(ErrorOf(cut)["failure_class"] == "rejected_transient");  // a read: retried
+
+  // The same code from the upstream itself, without the transport's marks, is its own error.
+  const Json own = CallTool(read, Json{{"message", "upstream HTTP: but no data"}});
+  CHECK(ErrorOf(own)["type"] == "upstream_error");
 }
 
 TEST_CASE("the upstream's progress for a call becomes the call's progress", "[upstream][WRAP-1]") {
