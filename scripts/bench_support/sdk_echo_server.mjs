@@ -1,6 +1,7 @@
 // Reference server for scripts/bench: the official TypeScript MCP SDK serving one
 // `echo` tool over stdio, written the way the SDK's own examples write it
-// (McpServer + StdioServerTransport + a zod input schema). Nothing is tuned.
+// (McpServer + StdioServerTransport + a zod input schema). Nothing is tuned. Also the
+// upstream of `scripts/bench --wrap`.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { z } from 'zod';
@@ -12,6 +13,8 @@ server.registerTool(
   {
     description: 'Returns the text it is given.',
     inputSchema: { text: z.string() },
+    // A read: what keel wrap classes it as (scripts/bench --wrap); no other bench reads it.
+    annotations: { readOnlyHint: true },
   },
   async ({ text }) => ({ content: [{ type: 'text', text }] }),
 );
