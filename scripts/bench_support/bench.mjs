@@ -38,6 +38,7 @@ const USAGE = `usage: scripts/bench [--calls N] [--warmup N] [--inflight 1,16] [
        scripts/bench --ledger ...   (exactly-once mutations vs SQLite's commit rate; scripts/bench --ledger --help)
        scripts/bench --command ...  (a command-backed tool vs spawning it directly; scripts/bench --command --help)
        scripts/bench --startup ...  (spawn to the initialize response, vs the SDK server; scripts/bench --startup --help)
+       scripts/bench --wrap ...     (keel wrap in front of an echo server vs the server direct; scripts/bench --wrap --help)
   --calls N       measured echo calls per (server, in-flight) run (default 20000)
   --warmup N      warm-up calls before measuring (default 1000)
   --inflight L    comma-separated in-flight counts (default 1,16)
@@ -391,6 +392,10 @@ async function main() {
   if (argv.includes('--command')) {
     const { main: commandMain } = await import('./command_bench.mjs');
     return commandMain(argv);
+  }
+  if (argv.includes('--wrap')) {
+    const { main: wrapMain } = await import('./wrap_bench.mjs');
+    return wrapMain(argv);
   }
   if (argv.includes('--ledger')) {
     const { main: ledgerMain } = await import('./ledger_bench.mjs');
