@@ -69,7 +69,7 @@ export const USAGE = `usage: scripts/bench --wrap [--calls N] [--warmup N] [--re
   --upstreams L    sdk (the official TypeScript SDK v1 server), keel (keel serving its echo) (default sdk,keel)
   --wrap-flags S   extra keel flags for the wrapping keel, split on spaces (default none: keel's defaults)
   --no-cancel      skip part 2
-  --iterations N   measured cancels of part 2 (default 500)
+  --iterations N   measured cancels of part 2 (default 1000)
   --cancel-warmup N  unrecorded cancels first (default 20; at least --workers)
   --workers W      part 2's keel --workers: the slots the slow calls hold (default 2, at least 1)
   --slow-breaker-off  part 2's keel gets a --policy putting \`slow\`'s circuit breaker in metrics_only
@@ -94,7 +94,7 @@ function parseArgs(argv) {
     upstreams: ['sdk', 'keel'],
     wrapFlags: [],
     cancel: true,
-    iterations: 500,
+    iterations: 1000,
     cancelWarmup: 20,
     workers: 2,
     slowBreakerOff: false,
@@ -156,6 +156,19 @@ function hwmMB(pid) {
   } catch {
     return NaN;
   }
+}
+
+// Context switches (voluntary + involuntary) of every thread of a live process so far.
+function contextSwitches(pid) {
+  let n = 0;
+  try {
+    for (const t of readdirSync(`/proc/${pid}/task`)) {
+      const st = readFileSync(`/proc/${pid}/task/${t}/status`, 'utf8');
+      const v = /voluntary_ctxt_switches:\s+(\d+)/.exec(st), nv = /nonvoluntary_ctxt_switches:\s+(\d+)/.exec(st);
+      n += (v ? Number(v[1]) : 0) + (nv ? Number(nv[1]) : 0);
+    }
+  } catch { return NaN; }
+  return n;
 }
 
 // The children of `pid` (any of its threads may have spawned them).
@@ -367,15 +380,16 @@ async function runOverhead(o) {
       for (const s of [pairs[u].direct, pairs[u].wrapped]) if (o.warmup > 0) await s.phase(o.warmup, Kmax, false, 'warm-up');
     }
     const measure = async (s, K, what) => {
-      const c0 = cpuSeconds(s.pid);
+      const c0 = cpuSeconds(s.pid), x0 = contextSwitches(s.pid);
       const u0 = s.upstreamPid ? cpuSeconds(s.upstreamPid) : NaN;
       const { wallMs, lat } = await s.phase(o.calls, K, true, what);
-      const c1 = cpuSeconds(s.pid);
+      const c1 = cpuSeconds(s.pid), x1 = contextSwitches(s.pid);
       const u1 = s.upstreamPid ? cpuSeconds(s.upstreamPid) : NaN;
       return {
         calls_per_s: o.calls / (wallMs / 1000),
         p50_us: pct(lat, 50) * 1000, p90_us: pct(lat, 90) * 1000, p99_us: pct(lat, 99) * 1000, max_us: lat[lat.length - 1] * 1000,
         cpu_us_per_call: ((c1 - c0) * 1e6) / o.calls,
+        context_switches_per_call: (x1 - x0) / o.calls,
         upstream_cpu_us_per_call: ((u1 - u0) * 1e6) / o.calls,
       };
     };
@@ -409,6 +423,7 @@ async function runOverhead(o) {
         const side = (which) => ({
           calls_per_s: med(which, 'calls_per_s'), p50_us: med(which, 'p50_us'), p90_us: med(which, 'p90_us'),
           p99_us: med(which, 'p99_us'), max_us: med(which, 'max_us'), cpu_us_per_call: med(which, 'cpu_us_per_call'),
+          context_switches_per_call: med(which, 'context_switches_per_call'),
           calls_per_s_min: Math.min(...ph.map((x) => x[which].calls_per_s)), calls_per_s_max: Math.max(...ph.map((x) => x[which].calls_per_s)),
         });
         return {
@@ -615,17 +630,23 @@ function report(r, o) {
     lines.push(`medians over the repetitions. wrapped: keel wrap --db <tmp>${o.wrapFlags.length ? ' ' + o.wrapFlags.join(' ') : ''} -- <upstream>.`);
     lines.push('');
     const head = ['upstream', 'in flight', 'direct calls/s', 'wrapped calls/s', 'ratio', 'direct p50 us', 'wrapped p50 us',
-      'added p50 us', 'direct p99 us', 'wrapped p99 us', 'keel CPU us/call', 'upstream CPU us/call (direct / wrapped)'];
+      'added p50 us', 'direct p99 us', 'wrapped p99 us'];
     const rows = [];
+    const head2 = ['upstream', 'in flight', 'server CPU us/call direct', 'keel CPU us/call', 'upstream CPU us/call under keel',
+      'server ctx switches/call direct', 'keel ctx switches/call'];
+    const rows2 = [];
     for (const u of r.overhead) {
       for (const b of u.by_inflight) {
         rows.push([u.upstream, String(b.inflight), fmt(b.direct.calls_per_s), fmt(b.wrapped.calls_per_s),
           `${fmt(b.throughput_ratio, 2)}x`, fmt(b.direct.p50_us, 1), fmt(b.wrapped.p50_us, 1), fmt(b.added_p50_us, 1),
-          fmt(b.direct.p99_us, 1), fmt(b.wrapped.p99_us, 1), fmt(b.wrapped.cpu_us_per_call, 1),
-          `${fmt(b.direct.cpu_us_per_call, 1)} / ${fmt(b.wrapped.upstream_cpu_us_per_call, 1)}`]);
+          fmt(b.direct.p99_us, 1), fmt(b.wrapped.p99_us, 1)]);
+        rows2.push([u.upstream, String(b.inflight), fmt(b.direct.cpu_us_per_call, 1), fmt(b.wrapped.cpu_us_per_call, 1),
+          fmt(b.wrapped.upstream_cpu_us_per_call, 1), fmt(b.direct.context_switches_per_call, 2), fmt(b.wrapped.context_switches_per_call, 2)]);
       }
     }
     lines.push(...table(head, rows));
+    lines.push('');
+    lines.push(...table(head2, rows2));
     lines.push('');
     for (const u of r.overhead) {
       lines.push(`${u.upstream} (${u.label}, upstream speaks ${u.upstream_protocol} to keel): keel peak RSS ${fmt(u.keel_peak_rss_mb, 1)} MB ` +
