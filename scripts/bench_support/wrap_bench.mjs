@@ -67,7 +67,8 @@ export const USAGE = `usage: scripts/bench --wrap [--calls N] [--warmup N] [--re
   --reps R         repetitions, each one phase per (upstream, in-flight count, direct|wrapped) (default 5)
   --inflight L     comma-separated in-flight counts (default 1,16)
   --upstreams L    sdk (the official TypeScript SDK v1 server), keel (keel serving its echo) (default sdk,keel)
-  --wrap-flags S   extra keel flags for the wrapping keel, split on spaces (default none: keel's defaults)
+  --wrap-flags S   extra keel flags for part 1's wrapping keel, split on spaces (default none: keel's
+                   defaults; e.g. "--workers 16")
   --no-cancel      skip part 2
   --iterations N   measured cancels of part 2 (default 1000)
   --cancel-warmup N  unrecorded cancels first (default 20; at least --workers)
@@ -324,8 +325,11 @@ class Server {
     return { ...ex, ms: performance.now() - t };
   }
 
+  // SIGKILL to the process (a failed run); a wrapping keel's upstream, in its own process
+  // group, would only see EOF, so it gets one too.
   kill() {
     if (this.p.exit === null) { this.closing = true; this.p.kill(); }
+    if (this.upstreamPid) { try { process.kill(this.upstreamPid, 'SIGKILL'); } catch { /* gone */ } this.upstreamPid = null; }
   }
 }
 
@@ -417,6 +421,7 @@ async function runOverhead(o) {
       const wrappedExit = await pr.wrapped.close();
       let upstreamAlive = false;
       try { process.kill(upstreamPid, 0); upstreamAlive = true; } catch { /* gone, as it must be */ }
+      if (!upstreamAlive) pr.wrapped.upstreamPid = null;
       const byK = o.inflight.map((K) => {
         const ph = pr.phases.filter((x) => x.inflight === K);
         const med = (which, f) => median(ph.map((x) => x[which][f]));
@@ -449,9 +454,6 @@ async function runOverhead(o) {
       });
     }
     return results;
-  } catch (e) {
-    for (const s of servers) s.kill();
-    throw e;
   } finally {
     for (const s of servers) s.kill();
     rmSync(dir, { recursive: true, force: true });
@@ -482,7 +484,7 @@ async function runCancel(o) {
     writeFileSync(policy, JSON.stringify({ version: 'bench-wrap', tools: { slow: { breaker: { mode: 'metrics_only' } } } }));
     keelArgs.push('--policy', policy);
   }
-  keelArgs.push(...o.wrapFlags, '--', process.execPath, join(here, 'wrap_slow_upstream.mjs'));
+  keelArgs.push('--', process.execPath, join(here, 'wrap_slow_upstream.mjs'));
   // The upstream inherits keel's environment, so the stats file's name reaches it.
   const k = new Server('keel wrap -- slow upstream', o.keel, keelArgs, dir, { WRAP_SLOW_STATS: statsFile });
   const cancelMs = [], baseMs = [];
