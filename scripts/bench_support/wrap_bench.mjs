@@ -684,7 +684,7 @@ function report(r, o) {
     }
     if (c.held_call_answered_by_keel) {
       lines.push(`FINDING: keel answered a held \`slow\` call itself (the upstream never answers it) after ${c.held_call_answered_by_keel.after_cancels} cancels;`);
-      lines.push(`  part 2 stopped there. The answer: ${c.held_call_answered_by_keel.first}`);
+      lines.push(`  part 2 stopped there (--slow-breaker-off measures past it). The answer: ${c.held_call_answered_by_keel.first}`);
     }
     const us = c.upstream_stats;
     lines.push(`responses for cancelled ids: ${c.responses_for_cancelled_ids} of ${c.cancels_sent} cancelled (must be 0)` +
