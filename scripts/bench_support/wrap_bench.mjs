@@ -235,7 +235,9 @@ class Server {
         if (n === last) this.fail(`stalled for ${STALL_MS / 1000} s during ${what}`);
         last = n;
       }, STALL_MS);
+      // Woken by any line (a progress notification too): it resolves only once `pred` holds.
       this.wake = () => {
+        if (!this.failure && !pred()) return;
         clearInterval(timer);
         this.wake = null;
         if (this.failure) rej(this.error(this.failure)); else res();
