@@ -12,8 +12,10 @@
 //     dropped and logged (the first kMaxJunkLogged such lines, then one line per thousand).
 //     stderr lines are logged at info with the prefix "[upstream] " (cut at 2000 bytes; at
 //     most kMaxStderrPerSecond lines a second, the rest counted).
-//  3. What keel sends waits in a queue of at most max_queued_bytes: an upstream that stops
-//     reading its stdin makes Send fail (never block, never grow without bound).
+//  3. Send writes to the child's stdin itself when nothing is queued (never blocking: the
+//     pipe is non-blocking); what the pipe does not take waits in a queue of at most
+//     max_queued_bytes, written by the I/O thread in order: an upstream that stops reading
+//     its stdin makes Send fail (never block, never grow without bound).
 //  4. The connection ends when the child exits, closes its stdout (and still runs 200 ms
 //     later: an exiting child's stdout closes a moment before its exit shows), or on
 //     Shutdown. Then the whole process group is SIGKILLed before the child is reaped (a
@@ -79,7 +81,7 @@ class StdioUpstream final : public UpstreamTransport {
   const UpstreamCommand command_;
   UpstreamEvents events_;
   pid_t pid_ = -1;
-  Fd stdin_;
+  Fd stdin_;  // guarded by mu_: Send writes it, the I/O thread writes and closes it
   Fd stdout_;
   Fd stderr_;
   Fd pidfd_;

@@ -212,6 +212,27 @@ TEST_CASE(
   CHECK(Gone(grandchild));
 }
 
+TEST_CASE(
+    "messages reach the child in the order they were sent when the pipe fills: those Send "
+    "writes itself and those the I/O thread writes later",
+    "[upstream][WRAP-3]") {
+  UpstreamEventLog log;
+  // The child starts reading late, so the first messages fill the pipe (64 KiB) and the rest
+  // queue; every Send after that must queue behind them, not write around them.
+  auto upstream = Spawn(Sh("sleep 0.2; exec cat"), log);
+  constexpr int kCount = 300;
+  std::string why;
+  for (int i = 0; i < kCount; ++i) {
+    const Json message = {{"jsonrpc", "2.0"},
+                          {"method", "notifications/message"},
+                          {"params", {{"seq", i}, {"data", std::string(1000, 'x')}}}};
+    REQUIRE(upstream->Send(message, &why));
+  }
+  REQUIRE(log.WaitMessages(kCount));
+  const std::vector<Json> got = log.messages();
+  for (int i = 0; i < kCount; ++i) CHECK(got[static_cast<size_t>(i)]["params"]["seq"] == i);
+}
+
 TEST_CASE("Send fails without blocking once the queue is full, when the child never reads stdin",
           "[upstream][WRAP-3]") {
   UpstreamEventLog log;
