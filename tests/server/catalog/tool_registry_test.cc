@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -90,4 +91,61 @@ TEST_CASE("an error that does not match the outputSchema moves to _meta for SDK 
 }
 
 }  // namespace
+namespace {
+
+std::vector<std::string> Names(const ToolRegistry& registry) {
+  std::vector<std::string> names;
+  for (const auto& tool : registry.tools()) names.push_back(tool->spec().name);
+  return names;
+}
+
+std::vector<std::unique_ptr<Tool>> Fresh(std::initializer_list<const char*> names) {
+  std::vector<std::unique_ptr<Tool>> tools;
+  for (const char* name : names) tools.push_back(Stub(name));
+  return tools;
+}
+
+const auto kAlwaysSame = [](const Tool&, const Tool&) { return true; };
+const auto kNeverSame = [](const Tool&, const Tool&) { return false; };
+
+}  // namespace
+
+TEST_CASE(
+    "ReplaceAll makes the fresh list the whole list in its order; an unchanged tool stays the "
+    "same Tool, a changed one is the fresh Tool",
+    "[WRAP-1]") {
+  ToolRegistry registry;
+  REQUIRE(registry.Register(Stub("a")).empty());
+  REQUIRE(registry.Register(Stub("b")).empty());
+  Tool* const a = registry.Find("a");
+  CHECK(registry.ReplaceAll(Fresh({"c", "a"}), kAlwaysSame).empty());
+  CHECK(Names(registry) == std::vector<std::string>{"c", "a"});
+  CHECK(registry.Find("a") == a);
+  CHECK(registry.Find("b") == nullptr);
+  CHECK(registry.Find("c") != nullptr);
+
+  CHECK(registry.ReplaceAll(Fresh({"c", "a"}), kNeverSame).empty());
+  CHECK(registry.Find("a") != a);
+}
+
+TEST_CASE("a tool that leaves the list stays alive: a call admitted before may still run it",
+          "[WRAP-1]") {
+  ToolRegistry registry;
+  REQUIRE(registry.Register(Stub("gone")).empty());
+  Tool* const gone = registry.Find("gone");
+  CHECK(registry.ReplaceAll(Fresh({}), kAlwaysSame).empty());
+  CHECK(registry.tools().empty());
+  CHECK(registry.Find("gone") == nullptr);
+  CHECK(gone->spec().name == "gone");  // still a live object (ASan would say otherwise)
+}
+
+TEST_CASE("ReplaceAll refuses what Register refuses, and keeps the rest", "[WRAP-1]") {
+  ToolRegistry registry;
+  std::vector<std::unique_ptr<Tool>> fresh = Fresh({"ok", "ok", "bad name"});
+  fresh.push_back(Stub("no_object", Json{{"type", "string"}}));
+  const std::vector<std::string> refused = registry.ReplaceAll(std::move(fresh), kAlwaysSame);
+  CHECK(refused.size() == 3);
+  CHECK(Names(registry) == std::vector<std::string>{"ok"});
+}
+
 }  // namespace keel::tool_registry_test
