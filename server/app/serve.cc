@@ -23,6 +23,7 @@
 #include "server/app/stdio_server.h"
 #include "server/app/surface_setup.h"
 #include "server/app/tool_set.h"
+#include "server/app/upstream_tool_sync.h"
 #include "server/app/wrap_setup.h"
 #include "server/tasks/task_store_thread.h"
 #include "server/trace/trace_log.h"
@@ -83,17 +84,20 @@ int Serve(const CliOptions& flags) {
   ToolSet tools;
   std::shared_ptr<Surface> surface;
   WrapParts wrap;
+  std::shared_ptr<UpstreamToolSync> upstream_tools;
   if (flags.wrap) {
     // keel wrap: the upstream's tools and surface; the catalog (when a file is named) is
     // the overlay that gives its tools their policies.
     wrap = StartWrap(flags, std::cerr);
     if (wrap.exit_code) return *wrap.exit_code;
     const Catalog* overlay = flags.catalog_file.empty() ? nullptr : &*config.catalog;
-    if (!AddUpstreamTools(*wrap.link, wrap.link, overlay, durable.ledger, &tools, std::cerr)) {
+    if (!AddUpstreamTools(wrap.link, overlay, durable.ledger, &tools, std::cerr)) {
       wrap.link->Shutdown();
       return kExitConfig;
     }
     surface = MakeForwardedSurface(wrap.link);
+    upstream_tools =
+        std::make_shared<UpstreamToolSync>(tools.registry, wrap.link, overlay, durable.ledger);
   } else {
     tools = BuildToolSet(flags, *config.catalog, durable.ledger, std::cerr);
     if (tools.exit_code) return *tools.exit_code;
@@ -119,7 +123,8 @@ int Serve(const CliOptions& flags) {
                       .http = std::move(http.options),
                       .no_stdio = flags.no_stdio,
                       .surface = std::move(surface),
-                      .upstream = wrap.link},
+                      .upstream = wrap.link,
+                      .upstream_tools = std::move(upstream_tools)},
                      std::move(task_store));
   return server.Run();
 }

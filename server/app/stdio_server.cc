@@ -24,7 +24,10 @@ namespace {
 
 // keel wrap: what the session says of the wrapped server.
 SessionOptions WithUpstream(SessionOptions options, const UpstreamLink* upstream) {
-  if (upstream != nullptr) options.upstream_instructions = upstream->info().instructions;
+  if (upstream != nullptr) {
+    options.upstream_instructions = upstream->info().instructions;
+    options.tools_follow_upstream = true;
+  }
   return options;
 }
 
@@ -139,7 +142,12 @@ void StdioServer::WireUpstream() {
     loop_.Post([this, method, params] { OnUpstreamNotification(method, params); });
   });
   parts_.upstream->set_on_lists_changed([this] {
-    loop_.Post([this] { session_.SetSurface(MakeForwardedSurface(parts_.upstream)); });
+    loop_.Post([this] {
+      session_.SetSurface(MakeForwardedSurface(parts_.upstream));
+      if (parts_.upstream_tools && parts_.upstream_tools->Refresh()) {
+        session_.NotifyToolsListChanged();
+      }
+    });
   });
 }
 
@@ -148,14 +156,9 @@ void StdioServer::OnUpstreamNotification(const std::string& method, const Json& 
     const Json uri = params.value("uri", Json());
     if (uri.is_string()) session_.NotifyResourceUpdated(uri.get<std::string>());
   } else if (method == "notifications/resources/list_changed" ||
-             method == "notifications/prompts/list_changed") {
-    parts_.upstream->RequestRelist();
-  } else if (method == "notifications/tools/list_changed") {
-    // keel serves the tools the upstream listed at start-up (their effect classes and
-    // policies were decided then); a change is logged, not followed.
-    spdlog::warn(
-        "the upstream server's tools changed; keel serves the ones it listed at "
-        "start-up until it is restarted");
+             method == "notifications/prompts/list_changed" ||
+             method == "notifications/tools/list_changed") {
+    parts_.upstream->RequestRelist();  // invariant 6 for the tools
   } else if (method == "notifications/message") {
     spdlog::info("[upstream log] {} {}: {:.2000}", params.value("level", Json()).dump(),
                  params.value("logger", Json()).dump(), params.value("data", Json()).dump());

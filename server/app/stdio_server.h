@@ -19,6 +19,9 @@
 //  5. A tool that changes what keel lists (ToolSet::tools_changed) is heard on the loop
 //     thread, as a policy reload is: open subscriptions/listen streams that asked are told;
 //     the hook is connected only while this server exists.
+//  6. keel wrap: the upstream's notifications/tools/list_changed makes keel read its lists
+//     again; when its tools changed, keel's tools/list follows (UpstreamToolSync) and every
+//     client is told (subscriptions/listen streams that asked, legacy peers).
 #pragma once
 
 #include <memory>
@@ -29,6 +32,7 @@
 #include "server/app/signal_dispatch.h"
 #include "server/app/surface_watch.h"
 #include "server/app/tool_set.h"
+#include "server/app/upstream_tool_sync.h"
 #include "server/durable/ledger_service.h"
 #include "server/policy/policy.h"
 #include "server/runtime/clock.h"
@@ -66,6 +70,9 @@ struct ServeParts {
   // keel wrap: the server wrapped (wrap_setup.h); its notifications reach the session, and
   // it is stopped with keel. Null: keel serves its own tools.
   std::shared_ptr<UpstreamLink> upstream;
+  // keel wrap: follows the upstream's tool list into `tools` (invariant 6). Null: the tools
+  // stay those of start-up.
+  std::shared_ptr<UpstreamToolSync> upstream_tools;
 };
 
 class StdioServer {

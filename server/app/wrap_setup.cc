@@ -113,13 +113,13 @@ WrapParts StartWrap(const CliOptions& flags, std::ostream& err) {
   return parts;
 }
 
-bool AddUpstreamTools(const UpstreamLink& link, const std::shared_ptr<UpstreamLink>& shared,
-                      const Catalog* overlay, const std::shared_ptr<LedgerService>& ledger,
-                      ToolSet* set, std::ostream& err) {
-  const UpstreamLists lists = link.lists();
+UpstreamToolBuild BuildUpstreamTools(const std::vector<Json>& listed,
+                                     const std::shared_ptr<UpstreamLink>& link,
+                                     const Catalog* overlay,
+                                     const std::shared_ptr<LedgerService>& ledger) {
   std::vector<ToolSpec> upstream;
   std::map<std::string, Json> schemas;  // the upstream's own input schemas, by name
-  for (const Json& tool : lists.tools) {
+  for (const Json& tool : listed) {
     if (!tool.value("name", Json()).is_string()) {
       spdlog::warn("upstream listed a tool without a name: not served");
       continue;
@@ -129,12 +129,9 @@ bool AddUpstreamTools(const UpstreamLink& link, const std::shared_ptr<UpstreamLi
   }
   const Catalog none;
   OverlaidTools overlaid = OverlayTools(overlay != nullptr ? *overlay : none, std::move(upstream));
-  for (const std::string& problem : overlaid.problems)
-    err << "keel wrap: catalog: " << problem << "\n";
-  for (const std::string& name : overlaid.unmatched) {
-    err << "keel wrap: catalog: tool '" << name << "' is not a tool of the upstream server\n";
-  }
-  if (!overlaid.problems.empty() || !overlaid.unmatched.empty()) return false;
+  UpstreamToolBuild built;
+  built.problems = std::move(overlaid.problems);
+  built.unmatched = std::move(overlaid.unmatched);
   for (ToolSpec& spec : overlaid.specs) {
     CheckSchemas(spec);
     const Json& own = schemas[spec.name];
@@ -142,7 +139,23 @@ bool AddUpstreamTools(const UpstreamLink& link, const std::shared_ptr<UpstreamLi
     options.upstream_takes_key = spec.upstream_takes_key;
     options.upstream_has_approval_id = DeclaresProperty(own, "approval_id");
     options.upstream_has_key = DeclaresProperty(own, "idempotencyKey");
-    auto tool = std::make_unique<UpstreamTool>(std::move(spec), shared, ledger, options);
+    built.tools.push_back(std::make_unique<UpstreamTool>(std::move(spec), link, ledger, options));
+  }
+  return built;
+}
+
+bool AddUpstreamTools(const std::shared_ptr<UpstreamLink>& link, const Catalog* overlay,
+                      const std::shared_ptr<LedgerService>& ledger, ToolSet* set,
+                      std::ostream& err) {
+  UpstreamToolBuild built = BuildUpstreamTools(link->lists().tools, link, overlay, ledger);
+  for (const std::string& problem : built.problems) {
+    err << "keel wrap: catalog: " << problem << "\n";
+  }
+  for (const std::string& name : built.unmatched) {
+    err << "keel wrap: catalog: tool '" << name << "' is not a tool of the upstream server\n";
+  }
+  if (!built.problems.empty() || !built.unmatched.empty()) return false;
+  for (std::unique_ptr<Tool>& tool : built.tools) {
     if (std::string refused = set->registry.Register(std::move(tool)); !refused.empty()) {
       spdlog::warn("upstream tool not served: {}", refused);
     }

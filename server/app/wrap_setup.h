@@ -13,6 +13,8 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <string>
+#include <vector>
 
 #include "server/app/cli_options.h"
 #include "server/app/tool_set.h"
@@ -31,11 +33,23 @@ struct WrapParts {
 // Starts the upstream (rule 1 of upstream_link.h).
 WrapParts StartWrap(const CliOptions& flags, std::ostream& err);
 
-// The upstream's tools with the overlay (`overlay` null: none), into `set`. False after
-// writing why.
-bool AddUpstreamTools(const UpstreamLink& link, const std::shared_ptr<UpstreamLink>& shared,
-                      const Catalog* overlay, const std::shared_ptr<LedgerService>& ledger,
-                      ToolSet* set, std::ostream& err);
+// The tools of `listed` (the upstream's tools/list) as UpstreamTools, with the overlay
+// (`overlay` null: none) applied by name.
+struct UpstreamToolBuild {
+  std::vector<std::unique_ptr<Tool>> tools;
+  std::vector<std::string> problems;   // overlay entries that do not fit their tool
+  std::vector<std::string> unmatched;  // overlay entries naming no tool of the upstream
+};
+UpstreamToolBuild BuildUpstreamTools(const std::vector<Json>& listed,
+                                     const std::shared_ptr<UpstreamLink>& link,
+                                     const Catalog* overlay,
+                                     const std::shared_ptr<LedgerService>& ledger);
+
+// The upstream's tools with the overlay, into `set`. False after writing why (an overlay
+// entry that does not fit, or names no tool of the upstream: exit 78).
+bool AddUpstreamTools(const std::shared_ptr<UpstreamLink>& link, const Catalog* overlay,
+                      const std::shared_ptr<LedgerService>& ledger, ToolSet* set,
+                      std::ostream& err);
 
 // The upstream's current lists as the session's surface.
 std::shared_ptr<Surface> MakeForwardedSurface(const std::shared_ptr<UpstreamLink>& link);

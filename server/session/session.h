@@ -110,6 +110,10 @@ struct SessionOptions {
   // keel wrap: the wrapped server's own instructions, sent first (its tools are what the
   // model uses); empty: none.
   std::string upstream_instructions;
+  // keel wrap: tools/list follows the upstream's, so every era is offered tools.listChanged
+  // and told of changes (legacy peers too). Otherwise only a 2026-07-28 listener is, of a
+  // policy reload.
+  bool tools_follow_upstream = false;
   size_t max_inflight = 256;
   // --max-inflight-per-client: at most this many of those from one client (Exchange::client:
   // a legacy HTTP session, a modern HTTP client's address, stdio); 0: no share.

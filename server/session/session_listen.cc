@@ -73,6 +73,9 @@ void Session::EndAllListeners() {
 
 void Session::NotifyToolsListChanged() {
   NotifyListeners("notifications/tools/list_changed", &Listener::tools_list_changed);
+  if (options_.tools_follow_upstream) {
+    NotifyLegacyPeers("notifications/tools/list_changed", Json::object(), "");
+  }
 }
 
 }  // namespace keel

@@ -75,6 +75,7 @@ bool Session::Serves(McpMethod method) const {
 }
 
 void Session::DeclareSurface(ServerCapabilities& capabilities) const {
+  if (options_.tools_follow_upstream) capabilities.tools_list_changed = true;
   if (surface_ == nullptr) return;
   capabilities.resources = ServesResources(*surface_);
   capabilities.resources_subscribe = capabilities.resources;

@@ -269,7 +269,7 @@ test('WRAP-3: junk on the upstream\'s stdout (non-JSON lines, half lines, JSON t
     const { k } = startWrap(t, { flags: ['--junk-stdout'] });
     await initialize(k);
     const list = await k.request('tools/list', {});
-    assert.deepEqual((list.result?.tools ?? []).map((tool) => tool.name).sort(), ['ask', 'echo', 'slow', 'write'], show(list));
+    assert.deepEqual((list.result?.tools ?? []).map((tool) => tool.name).sort(), ['ask', 'echo', 'retool', 'slow', 'write'], show(list));
     await echo(k, 'through the junk');
     const slow = await call(k, 'slow', { ms: 300 }, { progressToken: 'p-junk' });
     assert.deepEqual(slow.result?.content, [{ type: 'text', text: 'slept 300 ms' }], show(slow));
@@ -486,4 +486,42 @@ test('WRAP-2: a keyed `write` (unsafe_write by its missing annotations) retried 
     const sent = linesOf(files.log).filter((l) => / call \S+ write /.test(l));
     assert.equal(sent.length, 1, `sent upstream ${sent.length} times:\n${sent.join('\n')}`);
     assert.doesNotMatch(sent[0], /idempotency-key/, 'the key was forwarded upstream');
+  });
+
+// 9. The upstream's tool list changes -----------------------------------------------------------
+
+const toolNames = async (k) => (await k.request('tools/list', {})).result.tools.map((t) => t.name);
+const listChangedCount = (k) => k.messages.filter((m) => m.method === 'notifications/tools/list_changed').length;
+
+test('WRAP-1: keel follows the upstream\'s tools/list_changed: it offers tools.listChanged, tells the client, lists and serves an added tool, drops a removed one, and a call of the removed tool already running still finishes',
+  { timeout: TEST_MS }, async (t) => {
+    const { k } = startWrap(t);
+    const init = await initialize(k);
+    assert.equal(init.capabilities?.tools?.listChanged, true, show(init.capabilities));
+    assert.deepEqual(await toolNames(k), ['echo', 'slow', 'write', 'ask', 'retool']);
+
+    const added = await call(k, 'retool', { add: 'shout' });
+    assert.match(textOf(added), /shout/, show(added));
+    await k.waitFor((m) => m.method === 'notifications/tools/list_changed');
+    assert.deepEqual(await toolNames(k), ['echo', 'slow', 'write', 'ask', 'retool', 'shout']);
+    const shouted = await call(k, 'shout', { text: 'hi' });
+    assert.equal(textOf(shouted), 'shout: hi', show(shouted));
+
+    // `slow` runs while the upstream takes it away: it still answers.
+    const running = call(k, 'slow', { ms: 600 }, { progressToken: 'p-removed' });
+    await k.waitFor((m) => m.method === 'notifications/progress' && m.params?.progressToken === 'p-removed');
+    const seen = listChangedCount(k);
+    await call(k, 'retool', { remove: 'slow' });
+    await k.waitFor(() => listChangedCount(k) > seen);
+    assert.deepEqual(await toolNames(k), ['echo', 'write', 'ask', 'retool', 'shout']);
+    const finished = await running;
+    assert.equal(textOf(finished), 'slept 600 ms', show(finished));
+    const gone = await call(k, 'slow', { ms: 1 });
+    assert.ok(gone.error || gone.result?.isError, `a removed tool is not served: ${show(gone)}`);
+
+    // The same list again is no change: no notification.
+    const before = listChangedCount(k);
+    await call(k, 'retool', {});
+    await echo(k, 'after');
+    assert.equal(listChangedCount(k), before, 'keel told the client of a change that was none');
   });

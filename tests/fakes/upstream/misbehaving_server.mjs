@@ -23,6 +23,10 @@
 //   ask    sends an elicitation/create request to the client (id "fake-ask-<n>", asking for
 //          {answer: string}), waits for its answer and answers with JSON.stringify of the
 //          answer's content (isError, with the action or the error, unless it was accepted).
+//   retool readOnlyHint (a test convenience): changes the tool list, then sends
+//          notifications/tools/list_changed and answers "tools: <names>". arguments.add names
+//          a tool to add (readOnlyHint; it answers "<name>: <arguments.text>"); arguments.remove
+//          names one to take away (a call of it already running still finishes).
 // A cancelled call (notifications/cancelled with its id) stops and is never answered, unless
 // a flag says otherwise.
 //
@@ -193,7 +197,33 @@ const TOOLS = [
     inputSchema: { type: 'object', properties: { question: { type: 'string' } } },
     annotations: { readOnlyHint: true },
   },
+  {
+    name: 'retool',
+    description: 'Adds or removes a tool, then says the tool list changed.',
+    inputSchema: { type: 'object', properties: { add: { type: 'string' }, remove: { type: 'string' } } },
+    annotations: { readOnlyHint: true },
+  },
 ];
+const added = new Set();  // names of the tools retool added
+
+function retool(id, args) {
+  if (typeof args.add === 'string' && !TOOLS.some((t) => t.name === args.add)) {
+    TOOLS.push({
+      name: args.add,
+      description: 'Added at run time.',
+      inputSchema: { type: 'object', properties: { text: { type: 'string' } } },
+      annotations: { readOnlyHint: true },
+    });
+    added.add(args.add);
+  }
+  if (typeof args.remove === 'string') {
+    const at = TOOLS.findIndex((t) => t.name === args.remove);
+    if (at >= 0) TOOLS.splice(at, 1);
+    added.delete(args.remove);
+  }
+  send({ method: 'notifications/tools/list_changed' });
+  return finish(id, 'retool', text(`tools: ${TOOLS.map((t) => t.name).join(',')}`));
+}
 
 const text = (t, isError = false) => ({ content: [{ type: 'text', text: t }], ...(isError ? { isError: true } : {}) });
 
@@ -335,7 +365,9 @@ function callTool(id, params) {
     case 'slow': return runSlow(id, args, params._meta, call);
     case 'write': return runWrite(id, args, call);
     case 'ask': return runAsk(id, args);
+    case 'retool': return retool(id, args);
     default:
+      if (added.has(name)) return finish(id, name, text(`${name}: ${args.text ?? ''}`));
       running.delete(key);
       return respondError(id, -32602, `Unknown tool: ${name}`);
   }
