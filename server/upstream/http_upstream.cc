@@ -10,6 +10,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/upstream/curl_api.h"
+
 namespace keel {
 namespace {
 
@@ -72,9 +74,9 @@ std::unique_ptr<HttpUpstream> HttpUpstream::Start(const UpstreamEndpoint& endpoi
     *error = "the upstream URL must start with http:// or https://";
     return nullptr;
   }
-  std::call_once(curl_once, [] { curl_started = curl_global_init(CURL_GLOBAL_DEFAULT); });
+  std::call_once(curl_once, [] { curl_started = Curl().global_init(CURL_GLOBAL_DEFAULT); });
   if (curl_started != CURLE_OK) {
-    *error = std::string("libcurl cannot start: ") + curl_easy_strerror(curl_started);
+    *error = std::string("libcurl cannot start: ") + Curl().easy_strerror(curl_started);
     return nullptr;
   }
   std::unique_ptr<HttpUpstream> upstream(new HttpUpstream(endpoint, std::move(events)));

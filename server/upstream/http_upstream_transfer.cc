@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "protocol/bounded_json.h"
+#include "server/upstream/curl_api.h"
 #include "server/upstream/upstream_transport.h"
 
 namespace keel {
@@ -28,8 +29,8 @@ UpstreamTransfer::UpstreamTransfer(Spec spec, MessageFn on_message, JunkCount* j
     : spec_(std::move(spec)), on_message_(std::move(on_message)), junk_(junk) {}
 
 UpstreamTransfer::~UpstreamTransfer() {
-  if (easy_ != nullptr) curl_easy_cleanup(easy_);
-  curl_slist_free_all(headers_);
+  if (easy_ != nullptr) Curl().easy_cleanup(easy_);
+  Curl().slist_free_all(headers_);
 }
 
 std::unique_ptr<UpstreamTransfer> UpstreamTransfer::Make(Spec spec, MessageFn on_message,
@@ -44,38 +45,38 @@ std::unique_ptr<UpstreamTransfer> UpstreamTransfer::Make(Spec spec, MessageFn on
 }
 
 bool UpstreamTransfer::Configure() {
-  easy_ = curl_easy_init();
+  easy_ = Curl().easy_init();
   if (easy_ == nullptr) return false;
   for (const std::string& header : spec_.headers) {
-    curl_slist* more = curl_slist_append(headers_, header.c_str());
+    curl_slist* more = Curl().slist_append(headers_, header.c_str());
     if (more == nullptr) return false;
     headers_ = more;
   }
-  bool ok = curl_easy_setopt(easy_, CURLOPT_URL, spec_.url.c_str()) == CURLE_OK;
+  bool ok = Curl().easy_setopt(easy_, CURLOPT_URL, spec_.url.c_str()) == CURLE_OK;
   // Only HTTP(S), also after nothing: keel follows no redirects.
-  ok = ok && curl_easy_setopt(easy_, CURLOPT_PROTOCOLS_STR, "http,https") == CURLE_OK;
-  curl_easy_setopt(easy_, CURLOPT_NOSIGNAL, 1L);  // keel's threads; no SIGALRM
-  curl_easy_setopt(easy_, CURLOPT_PRIVATE, this);
-  curl_easy_setopt(easy_, CURLOPT_ERRORBUFFER, error_);
-  curl_easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &UpstreamTransfer::OnData);
-  curl_easy_setopt(easy_, CURLOPT_WRITEDATA, this);
-  curl_easy_setopt(easy_, CURLOPT_HTTPHEADER, headers_);
-  curl_easy_setopt(easy_, CURLOPT_CONNECTTIMEOUT_MS, MillisOf(spec_.connect_timeout));
-  curl_easy_setopt(easy_, CURLOPT_TCP_KEEPALIVE, 1L);
+  ok = ok && Curl().easy_setopt(easy_, CURLOPT_PROTOCOLS_STR, "http,https") == CURLE_OK;
+  Curl().easy_setopt(easy_, CURLOPT_NOSIGNAL, 1L);  // keel's threads; no SIGALRM
+  Curl().easy_setopt(easy_, CURLOPT_PRIVATE, this);
+  Curl().easy_setopt(easy_, CURLOPT_ERRORBUFFER, error_);
+  Curl().easy_setopt(easy_, CURLOPT_WRITEFUNCTION, &UpstreamTransfer::OnData);
+  Curl().easy_setopt(easy_, CURLOPT_WRITEDATA, this);
+  Curl().easy_setopt(easy_, CURLOPT_HTTPHEADER, headers_);
+  Curl().easy_setopt(easy_, CURLOPT_CONNECTTIMEOUT_MS, MillisOf(spec_.connect_timeout));
+  Curl().easy_setopt(easy_, CURLOPT_TCP_KEEPALIVE, 1L);
   if (spec_.timeout > Duration::zero()) {
-    curl_easy_setopt(easy_, CURLOPT_TIMEOUT_MS, std::max(1L, MillisOf(spec_.timeout)));
+    Curl().easy_setopt(easy_, CURLOPT_TIMEOUT_MS, std::max(1L, MillisOf(spec_.timeout)));
   }
   switch (spec_.kind) {
     case Kind::kPost:
-      curl_easy_setopt(easy_, CURLOPT_POSTFIELDSIZE_LARGE,
-                       static_cast<curl_off_t>(spec_.body.size()));
-      curl_easy_setopt(easy_, CURLOPT_POSTFIELDS, spec_.body.data());
+      Curl().easy_setopt(easy_, CURLOPT_POSTFIELDSIZE_LARGE,
+                         static_cast<curl_off_t>(spec_.body.size()));
+      Curl().easy_setopt(easy_, CURLOPT_POSTFIELDS, spec_.body.data());
       break;
     case Kind::kStream:
-      curl_easy_setopt(easy_, CURLOPT_HTTPGET, 1L);
+      Curl().easy_setopt(easy_, CURLOPT_HTTPGET, 1L);
       break;
     case Kind::kDelete:
-      curl_easy_setopt(easy_, CURLOPT_CUSTOMREQUEST, "DELETE");
+      Curl().easy_setopt(easy_, CURLOPT_CUSTOMREQUEST, "DELETE");
       break;
   }
   return ok;
@@ -90,12 +91,12 @@ size_t UpstreamTransfer::OnData(char* data, size_t size, size_t count, void* sel
 
 void UpstreamTransfer::ReadHead() {
   if (body_ != Body::kUnread) return;
-  curl_easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &status_);
+  Curl().easy_getinfo(easy_, CURLINFO_RESPONSE_CODE, &status_);
   const char* type = nullptr;
-  curl_easy_getinfo(easy_, CURLINFO_CONTENT_TYPE, &type);
+  Curl().easy_getinfo(easy_, CURLINFO_CONTENT_TYPE, &type);
   content_type_ = type != nullptr ? Lower(type) : std::string();
   curl_header* session = nullptr;
-  if (curl_easy_header(easy_, "Mcp-Session-Id", 0, CURLH_HEADER, -1, &session) == CURLHE_OK &&
+  if (Curl().easy_header(easy_, "Mcp-Session-Id", 0, CURLH_HEADER, -1, &session) == CURLHE_OK &&
       session != nullptr && session->value != nullptr) {
     session_header_ = session->value;
   }
@@ -164,7 +165,7 @@ UpstreamTransfer::Outcome UpstreamTransfer::Finish(CURLcode code) {
   outcome.status = status_;
   if (status_ == 0) {
     // No HTTP response: the connection failed (refused, unresolved, TLS, timed out).
-    outcome.failure = error_[0] != '\0' ? std::string(error_) : curl_easy_strerror(code);
+    outcome.failure = error_[0] != '\0' ? std::string(error_) : Curl().easy_strerror(code);
     outcome.sent = code != CURLE_COULDNT_CONNECT && code != CURLE_COULDNT_RESOLVE_HOST &&
                    code != CURLE_COULDNT_RESOLVE_PROXY;
     return outcome;
@@ -186,7 +187,7 @@ UpstreamTransfer::Outcome UpstreamTransfer::Finish(CURLcode code) {
     if (failure_.empty()) failure_ = "HTTP " + std::to_string(status_);
   }
   if (failure_.empty() && code != CURLE_OK) {
-    failure_ = error_[0] != '\0' ? std::string(error_) : curl_easy_strerror(code);
+    failure_ = error_[0] != '\0' ? std::string(error_) : Curl().easy_strerror(code);
   }
   outcome.failure = failure_;
   outcome.answered = answered_;
@@ -195,22 +196,22 @@ UpstreamTransfer::Outcome UpstreamTransfer::Finish(CURLcode code) {
 }
 
 UpstreamTransfer::Outcome UpstreamTransfer::RunAlone(CURLM* multi, TimePoint deadline) {
-  if (curl_multi_add_handle(multi, easy_) != CURLM_OK) return Finish(CURLE_FAILED_INIT);
+  if (Curl().multi_add_handle(multi, easy_) != CURLM_OK) return Finish(CURLE_FAILED_INIT);
   CURLcode code = CURLE_OPERATION_TIMEDOUT;
   bool done = false;
   while (!done && std::chrono::steady_clock::now() < deadline) {
     int running = 0;
-    curl_multi_perform(multi, &running);
+    Curl().multi_perform(multi, &running);
     int left = 0;
-    while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
+    while (CURLMsg* msg = Curl().multi_info_read(multi, &left)) {
       if (msg->msg == CURLMSG_DONE && msg->easy_handle == easy_) {
         code = msg->data.result;
         done = true;
       }
     }
-    if (!done) curl_multi_poll(multi, nullptr, 0, 50, nullptr);
+    if (!done) Curl().multi_poll(multi, nullptr, 0, 50, nullptr);
   }
-  curl_multi_remove_handle(multi, easy_);
+  Curl().multi_remove_handle(multi, easy_);
   return Finish(code);
 }
 

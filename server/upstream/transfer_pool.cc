@@ -6,24 +6,26 @@
 #include <optional>
 #include <utility>
 
+#include "server/upstream/curl_api.h"
+
 namespace keel {
 
-TransferPool::TransferPool() : multi_(curl_multi_init()) {}
+TransferPool::TransferPool() : multi_(Curl().multi_init()) {}
 
 TransferPool::~TransferPool() {
   StopAll();
-  if (multi_ != nullptr) curl_multi_cleanup(multi_);
+  if (multi_ != nullptr) Curl().multi_cleanup(multi_);
 }
 
 bool TransferPool::Add(std::unique_ptr<UpstreamTransfer> transfer) {
   CURL* easy = transfer->easy();
-  if (curl_multi_add_handle(multi_, easy) != CURLM_OK) return false;
+  if (Curl().multi_add_handle(multi_, easy) != CURLM_OK) return false;
   active_[easy] = std::move(transfer);
   return true;
 }
 
 void TransferPool::Stop(Active::iterator it) {
-  curl_multi_remove_handle(multi_, it->first);
+  Curl().multi_remove_handle(multi_, it->first);
   active_.erase(it);
 }
 
@@ -48,9 +50,9 @@ void TransferPool::StopAll() {
 
 void TransferPool::Run(const DoneFn& done) {
   int running = 0;
-  curl_multi_perform(multi_, &running);
+  Curl().multi_perform(multi_, &running);
   int left = 0;
-  while (CURLMsg* message = curl_multi_info_read(multi_, &left)) {
+  while (CURLMsg* message = Curl().multi_info_read(multi_, &left)) {
     if (message->msg != CURLMSG_DONE) continue;
     // The message does not outlive curl_multi_remove_handle: read it first.
     CURL* easy = message->easy_handle;
@@ -59,7 +61,7 @@ void TransferPool::Run(const DoneFn& done) {
     if (it == active_.end()) continue;
     std::unique_ptr<UpstreamTransfer> transfer = std::move(it->second);
     active_.erase(it);
-    curl_multi_remove_handle(multi_, easy);
+    Curl().multi_remove_handle(multi_, easy);
     const UpstreamTransfer::Outcome outcome = transfer->Finish(code);
     done(std::move(transfer), outcome);
   }
@@ -76,9 +78,9 @@ void TransferPool::Wait(TimePoint now, TimePoint until) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count();
     ms = static_cast<int>(std::min<long long>(left + 1, INT_MAX));
   }
-  curl_multi_poll(multi_, nullptr, 0, ms, nullptr);
+  Curl().multi_poll(multi_, nullptr, 0, ms, nullptr);
 }
 
-void TransferPool::Wake() { curl_multi_wakeup(multi_); }
+void TransferPool::Wake() { Curl().multi_wakeup(multi_); }
 
 }  // namespace keel
