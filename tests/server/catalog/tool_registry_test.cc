@@ -111,7 +111,7 @@ const auto kNeverSame = [](const Tool&, const Tool&) { return false; };
 }  // namespace
 
 TEST_CASE(
-    "ReplaceAll makes the fresh list the whole list in its order; an unchanged tool stays the "
+    "ReplaceAll makes the fresh list the whole list in its order: an unchanged tool stays the "
     "same Tool, a changed one is the fresh Tool",
     "[WRAP-1]") {
   ToolRegistry registry;
