@@ -36,7 +36,8 @@ std::vector<std::string> UpstreamEnvironment(const std::vector<std::string>& all
 
 TaskSupport UpstreamTaskSupport(const Json& tool) {
   // keel runs every upstream call itself, so any tool may become one of keel's durable
-  // tasks (2025-11-25 params.task, or the 2026-07-28 extension with --task-after); an
+  // tasks (2025-11-25 params.task, or the 2026-07-28 extension with --task-after), also one
+  // the upstream runs only as a task (keel drives that task: upstream_call.h rule 9); an
   // upstream that forbids tasks keeps that.
   const Json execution = tool.value("execution", Json::object());
   if (execution.is_object() && execution.value("taskSupport", "") == "forbidden") {
@@ -119,6 +120,7 @@ UpstreamToolBuild BuildUpstreamTools(const std::vector<Json>& listed,
                                      const std::shared_ptr<LedgerService>& ledger) {
   std::vector<ToolSpec> upstream;
   std::map<std::string, Json> schemas;  // the upstream's own input schemas, by name
+  std::set<std::string> tasked;         // the tools it runs only as tasks
   for (const Json& tool : listed) {
     if (!tool.value("name", Json()).is_string()) {
       spdlog::warn("upstream listed a tool without a name: not served");
@@ -126,6 +128,10 @@ UpstreamToolBuild BuildUpstreamTools(const std::vector<Json>& listed,
     }
     upstream.push_back(UpstreamSpec(tool));
     schemas[upstream.back().name] = upstream.back().input_schema;
+    const Json execution = tool.value("execution", Json::object());
+    if (execution.is_object() && execution.value("taskSupport", Json()) == "required") {
+      tasked.insert(upstream.back().name);
+    }
   }
   const Catalog none;
   OverlaidTools overlaid = OverlayTools(overlay != nullptr ? *overlay : none, std::move(upstream));
@@ -139,6 +145,7 @@ UpstreamToolBuild BuildUpstreamTools(const std::vector<Json>& listed,
     options.upstream_takes_key = spec.upstream_takes_key;
     options.upstream_has_approval_id = DeclaresProperty(own, "approval_id");
     options.upstream_has_key = DeclaresProperty(own, "idempotencyKey");
+    options.upstream_requires_task = tasked.count(spec.name) != 0;
     built.tools.push_back(std::make_unique<UpstreamTool>(std::move(spec), link, ledger, options));
   }
   return built;

@@ -1,5 +1,6 @@
 #include "server/upstream/upstream_call.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <variant>
@@ -168,27 +169,63 @@ void AddInputResponses(const ToolContext& ctx, Json& params) {
   if (upstream_state.is_string()) params["requestState"] = upstream_state;
 }
 
-// Rules 1 and 2.
-Begun Send(UpstreamLink& link, ToolContext& ctx, ForwardSpec& spec) {
-  Json params = spec.params;  // a copy: UpstreamError reads the uri back
-  AddInputResponses(ctx, params);
-  if (spec.meta.is_object() && !spec.meta.empty()) params["_meta"] = spec.meta;
-  std::string why;
-  std::shared_ptr<UpstreamClient> client = link.Acquire(ctx.deadline(), ctx.token(), &why);
-  if (!client) {
-    if (ctx.cancelled()) return Stopped(spec, "cancelled", "The call was cancelled");
-    return Unavailable(why);
-  }
+// Rule 2: the upstream's progress, log messages and questions for a request are the call's.
+UpstreamClient::StartOptions CallOptions(ToolContext& ctx) {
   UpstreamClient::StartOptions options;
   options.accepts_asks = true;
   options.progress = [&ctx](double progress, std::optional<double> total, std::string text) {
     ctx.ReportProgress(progress, total, std::move(text));
   };
   options.log = [&ctx](LoggingLevel level, std::string text) { ctx.Log(level, std::move(text)); };
+  return options;
+}
+
+// Rules 1 and 2 (and 9's params.task).
+Begun Send(UpstreamLink& link, ToolContext& ctx, ForwardSpec& spec) {
+  Json params = spec.params;  // a copy: UpstreamError reads the uri back
+  AddInputResponses(ctx, params);
+  if (spec.meta.is_object() && !spec.meta.empty()) params["_meta"] = spec.meta;
+  if (spec.upstream_task) {
+    params["task"] = Json{{"ttl", std::max<int64_t>(1, ctx.remaining().count())}};
+  }
+  std::string why;
+  std::shared_ptr<UpstreamClient> client = link.Acquire(ctx.deadline(), ctx.token(), &why);
+  if (!client) {
+    if (ctx.cancelled()) return Stopped(spec, "cancelled", "The call was cancelled");
+    return Unavailable(why);
+  }
   std::shared_ptr<UpstreamRequest> request =
-      client->Start(spec.method, std::move(params), std::move(options));
+      client->Start(spec.method, std::move(params), CallOptions(ctx));
   if (!request->sent()) return Unavailable(request->lost_reason());
   return InFlight{std::move(client), std::move(request)};
+}
+
+// Rule 9: the task a CreateTaskResult names; nullopt for any other answer.
+std::optional<std::string> CreatedTask(const UpstreamRequest& request) {
+  if (request.is_error() || !request.answer().is_object()) return std::nullopt;
+  const Json& answer = request.answer();
+  const auto task = answer.find("task");
+  if (task == answer.end() || !task->is_object() || answer.contains("content")) {
+    return std::nullopt;
+  }
+  const Json id = task->value("taskId", Json());
+  if (!id.is_string()) return std::nullopt;
+  return id.get<std::string>();
+}
+
+// Rule 9: tasks/result for the task, on the instance that made it, under its progress token.
+InFlight AwaitTask(ToolContext& ctx, const InFlight& created, const std::string& task_id) {
+  UpstreamClient::StartOptions options = CallOptions(ctx);
+  options.progress_token = created.request->progress_token();
+  std::shared_ptr<UpstreamRequest> request =
+      created.client->Start("tasks/result", Json{{"taskId", task_id}}, std::move(options));
+  return InFlight{created.client, std::move(request)};
+}
+
+// Rule 9: the task is cancelled too (its answer, whatever it is, is not waited for).
+void CancelTask(const InFlight& call, const std::string& task_id) {
+  if (task_id.empty()) return;
+  call.client->Start("tasks/cancel", Json{{"taskId", task_id}}, UpstreamClient::StartOptions{});
 }
 
 // Rules 5, 7 and 8: the upstream's answer.
@@ -243,19 +280,32 @@ Json ForwardToUpstream(UpstreamLink& link, ToolContext& ctx, ForwardSpec spec) {
   Begun begun = ctx.tool_state().rfind(kParkedPrefix, 0) == 0 ? Resume(link, ctx, spec)
                                                               : Send(link, ctx, spec);
   if (Json* answer = std::get_if<Json>(&begun)) return std::move(*answer);
-  const InFlight call = std::get<InFlight>(std::move(begun));
+  InFlight call = std::get<InFlight>(std::move(begun));
+  std::string task_id;  // rule 9: the upstream's task, once created
   while (true) {
     switch (call.request->Wait(ctx.token(), ctx.deadline())) {
       case UpstreamRequest::Event::kAnswered:
+        if (spec.upstream_task && task_id.empty()) {
+          if (std::optional<std::string> created = CreatedTask(*call.request)) {
+            task_id = *created;
+            call = AwaitTask(ctx, call, task_id);
+            continue;
+          }
+        }
         return Answered(spec, *call.request);
       case UpstreamRequest::Event::kAsked:
         if (std::optional<Json> question = Asked(link, ctx, spec, call)) return *question;
         continue;
       case UpstreamRequest::Event::kLost:
-        if (!call.request->sent()) return Unavailable(call.request->lost_reason());
+        // Once its task exists, the call has reached the upstream, whatever became of the
+        // tasks/result request.
+        if (!call.request->sent() && task_id.empty()) {
+          return Unavailable(call.request->lost_reason());
+        }
         return Lost(spec, call.request->lost_reason());
       case UpstreamRequest::Event::kCancelled:
         call.client->Cancel(call.request, "cancelled");
+        CancelTask(call, task_id);
         return Stopped(spec, "cancelled", "The call was cancelled");
       case UpstreamRequest::Event::kDeadline:
         // The deadline is often the call's own maximum, whose timer settles the call at the
@@ -263,9 +313,11 @@ Json ForwardToUpstream(UpstreamLink& link, ToolContext& ctx, ForwardSpec spec) {
         // (timeout, layer max) rather than this attempt's.
         if (ctx.token().WaitUntil(std::chrono::steady_clock::now() + kSettleMargin)) {
           call.client->Cancel(call.request, "keel's timeout");
+          CancelTask(call, task_id);
           return Stopped(spec, "cancelled", "The call was cancelled");
         }
         call.client->Cancel(call.request, "keel's attempt timeout");
+        CancelTask(call, task_id);
         return Stopped(
             spec, "attempt_timeout",
             "The upstream server did not answer '" + spec.label + "' within the attempt's time");

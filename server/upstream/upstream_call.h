@@ -37,6 +37,12 @@
 //  8. A result is passed on as the upstream gave it, minus resultType and the
 //     io.modelcontextprotocol/ members of its _meta (keel puts its own); for a surface
 //     method it is wrapped as {content: [], structuredContent: <result>}.
+//  9. A tool the upstream lists with execution.taskSupport "required" (2025-11-25 tasks) is
+//     called as a task: tools/call with params.task {ttl: the attempt's remaining time};
+//     its CreateTaskResult is not the answer: keel asks tasks/result for the task at once
+//     (it blocks until the task ends) and that is the answer, the upstream's progress under
+//     the tools/call's token and its questions carried as for any call (rules 2, 6). A cancel
+//     or the attempt's deadline also sends tasks/cancel for the task.
 //
 // Thread: a worker, inside Tool::Call.
 #pragma once
@@ -62,6 +68,7 @@ struct ForwardSpec {
   // a question would end it half-way. The question is then refused to the upstream (rule 6)
   // or, from a 2026-07-28 upstream, ends the attempt as upstream_error.
   bool may_ask = true;
+  bool upstream_task = false;  // rule 9: the upstream requires a task for this tools/call
 };
 
 Json ForwardToUpstream(UpstreamLink& link, ToolContext& ctx, ForwardSpec spec);

@@ -100,7 +100,10 @@ std::shared_ptr<UpstreamRequest> UpstreamClient::Start(const std::string& method
       if (!meta.is_object()) meta = Json::object();
       for (const auto& [key, value] : envelope_.items()) meta[key] = value;
     }
-    if (request->progress_) {
+    if (request->progress_ && !options.progress_token.empty()) {
+      request->token_ = options.progress_token;
+      by_token_[request->token_] = request;
+    } else if (request->progress_) {
       request->token_ = "keel-" + std::to_string(request->id_.get<int64_t>());
       params["_meta"]["progressToken"] = request->token_;
       by_token_[request->token_] = request;

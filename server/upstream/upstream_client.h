@@ -62,6 +62,8 @@ class UpstreamRequest {
   // never written, so the upstream did nothing).
   const std::string& lost_reason() const { return lost_reason_; }
   bool sent() const { return sent_; }
+  // The progressToken keel gave the upstream for it; empty: none.
+  const std::string& progress_token() const { return token_; }
 
  private:
   friend class UpstreamClient;
@@ -98,6 +100,11 @@ class UpstreamClient {
     bool accepts_asks = false;             // rule 3
     UpstreamRequest::ProgressFn progress;  // null: no progressToken is sent
     UpstreamRequest::LogFn log;
+    // Non-empty (with `progress`): the upstream's progress under this token, which an earlier
+    // request of keel's gave it, is this request's; nothing is added to the params. A
+    // 2025-11-25 task goes on using its tools/call's token after the CreateTaskResult, while
+    // keel waits on tasks/result.
+    std::string progress_token;
   };
 
   explicit UpstreamClient(Handlers handlers);

@@ -56,6 +56,7 @@ Json UpstreamTool::Attempt(ToolContext& ctx, const std::string& key) const {
   }
   forward.params = Json{{"name", spec_.name}, {"arguments", std::move(arguments)}};
   forward.may_ask = key.empty() || !ledger_;
+  forward.upstream_task = options_.upstream_requires_task;
   return ForwardToUpstream(*link_, ctx, std::move(forward));
 }
 

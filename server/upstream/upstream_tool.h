@@ -35,6 +35,9 @@ struct UpstreamToolOptions {
   bool upstream_takes_key = false;        // the overlay's upstreamTakesKey (rule 2)
   bool upstream_has_approval_id = false;  // the upstream's own schema declares approval_id
   bool upstream_has_key = false;          // ... and idempotencyKey
+  // The upstream lists it with execution.taskSupport "required": each attempt runs it as an
+  // upstream task (upstream_call.h rule 9).
+  bool upstream_requires_task = false;
 };
 
 class UpstreamTool final : public Tool {

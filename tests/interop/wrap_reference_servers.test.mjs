@@ -40,7 +40,8 @@ const reqOpts = { timeout: 8000 };
 const pkgEntry = (name) => join(REPO, 'node_modules', '@modelcontextprotocol', name, 'dist', 'index.js');
 const FS_ENTRY = pkgEntry('server-filesystem');
 const MEMORY_ENTRY = pkgEntry('server-memory');
-for (const entry of [KEEL, FS_ENTRY, MEMORY_ENTRY]) {
+const EVERYTHING_ENTRY = pkgEntry('server-everything');
+for (const entry of [KEEL, FS_ENTRY, MEMORY_ENTRY, EVERYTHING_ENTRY]) {
   if (!existsSync(entry)) {
     throw new Error(`${entry} not found: run scripts/build, and npm install (server-filesystem and server-memory 2026.8.31 are pinned devDependencies)`);
   }
@@ -50,6 +51,7 @@ for (const entry of [KEEL, FS_ENTRY, MEMORY_ENTRY]) {
 const UPSTREAMS = {
   filesystem: (dir) => ({ argv: [process.execPath, FS_ENTRY, dir], env: {} }),
   memory: (dir) => ({ argv: [process.execPath, MEMORY_ENTRY], env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') } }),
+  everything: () => ({ argv: [process.execPath, EVERYTHING_ENTRY, 'stdio'], env: {} }),
 };
 
 const isResponse = (m) => 'id' in m && ('result' in m || 'error' in m);
@@ -488,6 +490,27 @@ test('WRAP-2 server-memory through keel wrap, v1 client: a keyed create_entities
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// ---------------------------------------------------------------------------------------
+// An upstream tool that runs only as a task (2025-11-25 execution.taskSupport "required"):
+// server-everything's simulate-research-query (four stages of a second). A plain tools/call
+// of it is refused by the upstream (-32601); keel calls it as a task, waits on tasks/result,
+// and the client, of either era, gets the report as an ordinary result.
+
+for (const era of ['legacy', 'modern']) {
+  wrapTest(`WRAP-1 server-everything through keel wrap, ${era === 'modern' ? 'v2' : 'v1'} client: simulate-research-query, which the upstream runs only as a task, answers with its report (keel drives the upstream task)`,
+    { era, upstream: 'everything', timeoutMs: 30000 }, async (k) => {
+      const listed = await k.client.listTools();
+      assert.ok(listed.tools.some((tool) => tool.name === 'simulate-research-query'), JSON.stringify(listed.tools.map((tool) => tool.name)));
+      const result = await k.call({ name: 'simulate-research-query', arguments: { topic: 'keel wrap' } }, { timeout: 20000 });
+      assert.ok(!result.isError, JSON.stringify(result));
+      assert.match(textOf(result), /keel wrap/, JSON.stringify(result));
+      const call = sentCalls(k, 'simulate-research-query');
+      assert.equal(call.length, 1);
+      assert.equal(call[0].params.task, undefined, 'the client did not ask for a task: keel did, upstream');
+      await closeAndAssertClean(k);
+    });
+}
 
 // ---------------------------------------------------------------------------------------
 // keel's stdout and the upstream's end, seen raw (WRAP-3, WRAP-1): every byte keel writes is

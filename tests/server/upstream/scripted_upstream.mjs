@@ -13,7 +13,12 @@
 // (counts a run, then exits 1 without answering), ask (asks keel elicitation/create, then
 // answers with what came back), progress (progress 1 and 2, then done), hang (progress 1,
 // never answers), fail (-32000; with arguments {message, data}: that error, as a transport's
-// own answer would carry them), received (every message this instance got), pid.
+// own answer would carry them), received (every message this instance got), pid, tasked
+// (execution.taskSupport "required", 2025-11-25 tasks: without params.task -32601; with it a
+// CreateTaskResult; the first tasks/result for the task gets progress 1 under the call's
+// token, then the task completes with "tasked done" 20 ms later unless arguments.hold;
+// tasks/result blocks until it ends, tasks/cancel cancels it).
+//   Methods besides: tasks/result, tasks/cancel (for tasked's tasks).
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -50,9 +55,47 @@ function answer(id, value) {
   result(id, value);
 }
 
-const tools = ['echo', 'write', 'crash', 'ask', 'progress', 'hang', 'fail', 'received', 'pid'].map(
-    (name) => ({name, inputSchema: {type: 'object'}}));
+const tools = ['echo', 'write', 'crash', 'ask', 'progress', 'hang', 'fail', 'received', 'pid',
+               'tasked'].map((name) => ({name, inputSchema: {type: 'object'}}));
 tools[0].annotations = {readOnlyHint: true};
+tools[9].annotations = {readOnlyHint: true};
+tools[9].execution = {taskSupport: 'required'};
+
+// tasked's tasks by id: {status, waiting: [ids of tasks/result requests]}.
+const tasks = new Map();
+function endTask(taskId, status) {
+  const task = tasks.get(taskId);
+  if (!task || task.status !== 'working') return;
+  task.status = status;
+  for (const id of task.waiting) taskResult(id, taskId);
+  task.waiting = [];
+}
+function taskResult(id, taskId) {
+  const task = tasks.get(taskId);
+  if (!task) return error(id, -32602, `no task ${taskId}`);
+  if (task.status === 'working') {
+    task.waiting.push(id);
+    if (task.started) return;
+    task.started = true;
+    if (task.token !== undefined) {
+      send({method: 'notifications/progress', params: {progressToken: task.token, progress: 1}});
+    }
+    if (!task.hold) setTimeout(() => endTask(taskId, 'completed'), 20);
+    return;
+  }
+  if (task.status !== 'completed') return error(id, -32603, `Task ${taskId} has no result stored`);
+  return result(id, {content: [text('tasked done')],
+                     _meta: {'io.modelcontextprotocol/related-task': {taskId}}});
+}
+function startTask(m, token) {
+  if (!m.params.task) return error(m.id, -32601, 'Tool tasked requires task augmentation');
+  const taskId = `task-${m.id}`;
+  tasks.set(taskId, {status: 'working', waiting: [], token, started: false,
+                     hold: Boolean((m.params.arguments || {}).hold)});
+  const now = new Date().toISOString();
+  result(m.id, {task: {taskId, status: 'working', ttl: m.params.task.ttl ?? null, createdAt: now,
+                       lastUpdatedAt: now, pollInterval: 100}});
+}
 
 function call(m) {
   const name = m.params.name;
@@ -82,6 +125,8 @@ function call(m) {
       return answer(m.id, {content: [text('done')]});
     case 'hang':
       return send({method: 'notifications/progress', params: {progressToken: token, progress: 1}});
+    case 'tasked':
+      return startTask(m, token);
     case 'fail': {
       const args = m.params.arguments || {};
       if (args.message) return send({id: m.id, error: {code: -32000, message: args.message, data: args.data}});
@@ -116,6 +161,11 @@ function onRequest(m) {
       return result(m.id, {tools});
     case 'tools/call':
       return call(m);
+    case 'tasks/result':
+      return taskResult(m.id, m.params.taskId);
+    case 'tasks/cancel':
+      endTask(m.params.taskId, 'cancelled');
+      return result(m.id, {taskId: m.params.taskId, status: 'cancelled'});
     default:
       return error(m.id, -32601, 'Method not found');
   }

@@ -44,7 +44,7 @@ TEST_CASE(
   CHECK(link->info().era == UpstreamEra::kLegacy);
   CHECK(link->info().protocol_version == "2025-11-25");
   CHECK(link->info().server_info["name"] == "scripted");
-  CHECK(link->lists().tools.size() == 9);
+  CHECK(link->lists().tools.size() == 10);
 
   std::string why;
   auto client = AcquireWithin(*link, 10, &why);
@@ -78,7 +78,7 @@ TEST_CASE(
   CHECK(link->info().era == UpstreamEra::kModern);
   CHECK(link->info().protocol_version == "2026-07-28");
   CHECK(link->info().server_info["name"] == "scripted");
-  CHECK(link->lists().tools.size() == 9);
+  CHECK(link->lists().tools.size() == 10);
 
   std::string why;
   auto client = AcquireWithin(*link, 10, &why);
@@ -148,7 +148,7 @@ TEST_CASE("after a crash the upstream is restarted, and Acquire waits for the ne
   CHECK_FALSE(second->closed());
   CHECK(CallScripted(*second, "pid")["instance"] == 2);
   CHECK(MethodsReceived(*second).front() == "initialize");  // the era found at start, kept
-  CHECK(link->lists().tools.size() == 9);
+  CHECK(link->lists().tools.size() == 10);
 }
 
 TEST_CASE("once the restart budget is spent Acquire returns null, with the reason",

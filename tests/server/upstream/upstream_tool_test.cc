@@ -272,6 +272,91 @@ TEST_CASE(
   CHECK(ErrorOf(own)["type"] == "upstream_error");
 }
 
+namespace {
+
+UpstreamToolOptions Tasked() {
+  UpstreamToolOptions options;
+  options.upstream_requires_task = true;
+  return options;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a tool the upstream runs only as a task is called as one: keel asks tasks/result at once "
+    "and answers with it, and the task's progress under the call's token is the call's",
+    "[upstream][WRAP-1]") {
+  TempDir dir;
+  auto link = StartedLink(ScriptedUpstream(dir));
+  UpstreamTool tool(SpecOf("tasked", kRead), link, nullptr, Tasked());
+  std::vector<double> reported;
+  const Json arguments = Json::object();
+  ToolContext ctx(arguments, CancellationToken(),
+                  [&](double progress, std::optional<double>, const std::string&) {
+                    reported.push_back(progress);
+                  });
+  ctx.set_identity(NewCallIdentity(tool, arguments, Json()));
+  ctx.set_deadline(SecondsFromNow(10));
+  const Json result = tool.Call(ctx);
+  CHECK(TextOf(result) == "tasked done");
+  CHECK_FALSE(result.contains("_meta"));  // the related-task member is the upstream's
+  CHECK(reported == std::vector<double>{1});
+
+  Json call;
+  Json awaited;
+  for (const Json& message : Received(*link)) {
+    if (message["method"] == "tools/call" && message["params"]["name"] == "tasked") call = message;
+    if (message["method"] == "tasks/result") awaited = message;
+  }
+  REQUIRE(call.is_object());
+  CHECK(call["params"]["task"]["ttl"].get<int64_t>() > 0);
+  REQUIRE(awaited.is_object());
+  CHECK(awaited["params"]["taskId"] == "task-" + call["id"].dump());
+
+  // Called as a plain tools/call, the same upstream refuses it: why keel makes it a task.
+  UpstreamTool plain(SpecOf("tasked", kRead), link, nullptr, UpstreamToolOptions{});
+  const Json refused = CallTool(plain, Json::object());
+  CHECK(ErrorOf(refused)["code"] == -32601);
+}
+
+TEST_CASE(
+    "a cancelled call whose upstream task runs on cancels the task too: tasks/cancel after "
+    "notifications/cancelled for tasks/result",
+    "[upstream][WRAP-1]") {
+  TempDir dir;
+  auto link = StartedLink(ScriptedUpstream(dir));
+  UpstreamTool tool(SpecOf("tasked", kRead), link, nullptr, Tasked());
+  CancellationToken token;
+  std::latch working(1);
+  const Json arguments = {{"hold", true}};
+  ToolContext ctx(arguments, token, [&](double, std::optional<double>, const std::string&) {
+    working.count_down();  // the upstream's task is working and keel waits on tasks/result
+  });
+  ctx.set_identity(NewCallIdentity(tool, arguments, Json()));
+  ctx.set_deadline(SecondsFromNow(10));
+  std::thread client([&] {
+    working.wait();
+    token.Cancel();
+  });
+  const Json result = tool.Call(ctx);
+  client.join();
+  CHECK(ErrorOf(result)["type"] == "cancelled");
+
+  Json awaited_id;
+  Json cancelled_task;
+  Json cancelled_request;
+  for (const Json& message : Received(*link)) {
+    if (message["method"] == "tasks/result") awaited_id = message["id"];
+    if (message["method"] == "tasks/cancel") cancelled_task = message["params"]["taskId"];
+    if (message["method"] == "notifications/cancelled") {
+      cancelled_request = message["params"]["requestId"];
+    }
+  }
+  REQUIRE_FALSE(awaited_id.is_null());
+  CHECK(cancelled_request == awaited_id);
+  CHECK(cancelled_task.is_string());
+}
+
 TEST_CASE("the upstream's progress for a call becomes the call's progress", "[upstream][WRAP-1]") {
   TempDir dir;
   auto link = StartedLink(ScriptedUpstream(dir));
