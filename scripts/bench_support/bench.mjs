@@ -25,6 +25,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { backgroundLoad } from './machine_load.mjs';
+import { lineId } from './line_id.mjs';
 import { forEachArg } from './cli.mjs';
 import { ensureFloor } from './floor.mjs';
 import { spawnLines } from '../../tests/support/keel_process.mjs';
@@ -140,17 +141,6 @@ const INIT_REQ = JSON.stringify({
 }) + '\n';
 const INITIALIZED = '{"jsonrpc":"2.0","method":"notifications/initialized"}\n';
 const STALL_MS = 15000;
-
-// Extracts the numeric id of a response line; -1 if the line has none (a notification).
-function lineId(line) {
-  let i = line.indexOf('"id":');
-  if (i < 0) return -1;
-  i += 5;
-  while (line.charCodeAt(i) === 32) i++;
-  let n = 0, any = false;
-  for (let c = line.charCodeAt(i); c >= 48 && c <= 57; c = line.charCodeAt(++i)) { n = n * 10 + (c - 48); any = true; }
-  return any ? n : -1;
-}
 
 // One (server, K) run on a fresh process.
 async function runOne(spec, K, opts) {

@@ -49,6 +49,7 @@ import { tmpdir, cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { backgroundLoad } from './machine_load.mjs';
+import { lineId } from './line_id.mjs';
 import { forEachArg } from './cli.mjs';
 import { spawnLines } from '../../tests/support/keel_process.mjs';
 
@@ -456,17 +457,6 @@ function reportCancel(r) {
 
 // ---------------------------------------------------------------------------------------
 // --flood
-
-// Extracts the numeric id of a response line; -1 if it has none.
-function lineId(line) {
-  let i = line.indexOf('"id":');
-  if (i < 0) return -1;
-  i += 5;
-  while (line.charCodeAt(i) === 32) i++;
-  let n = 0, any = false;
-  for (let c = line.charCodeAt(i); c >= 48 && c <= 57; c = line.charCodeAt(++i)) { n = n * 10 + (c - 48); any = true; }
-  return any ? n : -1;
-}
 
 async function runFlood(o, N, defaults) {
   const maxInflight = o.maxInflight ?? defaults.maxInflight;

@@ -52,6 +52,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { backgroundLoad } from './machine_load.mjs';
+import { lineId } from './line_id.mjs';
 import { forEachArg, table } from './cli.mjs';
 import { spawnLines } from '../../tests/support/keel_process.mjs';
 
@@ -182,16 +183,6 @@ function childPids(pid) {
     }
   } catch { /* gone */ }
   return out;
-}
-
-function lineId(line) {
-  let i = line.indexOf('"id":');
-  if (i < 0) return -1;
-  i += 5;
-  while (line.charCodeAt(i) === 32) i++;
-  let n = 0, any = false;
-  for (let c = line.charCodeAt(i); c >= 48 && c <= 57; c = line.charCodeAt(++i)) { n = n * 10 + (c - 48); any = true; }
-  return any ? n : -1;
 }
 
 const INIT_REQ = JSON.stringify({
