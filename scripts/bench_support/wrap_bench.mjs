@@ -379,7 +379,9 @@ async function runOverhead(o) {
     const measure = async (s, K, what) => {
       const c0 = cpuSeconds(s.pid), x0 = contextSwitches(s.pid);
       const u0 = s.upstreamPid ? cpuSeconds(s.upstreamPid) : NaN;
+      const d0 = process.cpuUsage();
       const { wallMs, lat } = await s.phase(o.calls, K, true, what);
+      const d = process.cpuUsage(d0);
       const c1 = cpuSeconds(s.pid), x1 = contextSwitches(s.pid);
       const u1 = s.upstreamPid ? cpuSeconds(s.upstreamPid) : NaN;
       return {
@@ -388,6 +390,7 @@ async function runOverhead(o) {
         cpu_us_per_call: ((c1 - c0) * 1e6) / o.calls,
         context_switches_per_call: (x1 - x0) / o.calls,
         upstream_cpu_us_per_call: ((u1 - u0) * 1e6) / o.calls,
+        driver_cpu_us_per_call: (d.user + d.system) / o.calls,
       };
     };
     for (let r = 0; r < o.reps; r++) {
@@ -422,6 +425,7 @@ async function runOverhead(o) {
           calls_per_s: med(which, 'calls_per_s'), p50_us: med(which, 'p50_us'), p90_us: med(which, 'p90_us'),
           p99_us: med(which, 'p99_us'), max_us: med(which, 'max_us'), cpu_us_per_call: med(which, 'cpu_us_per_call'),
           context_switches_per_call: med(which, 'context_switches_per_call'),
+          driver_cpu_us_per_call: med(which, 'driver_cpu_us_per_call'),
           calls_per_s_min: Math.min(...ph.map((x) => x[which].calls_per_s)), calls_per_s_max: Math.max(...ph.map((x) => x[which].calls_per_s)),
         });
         return {
@@ -628,7 +632,7 @@ function report(r, o) {
       'added p50 us', 'direct p99 us', 'wrapped p99 us'];
     const rows = [];
     const head2 = ['upstream', 'in flight', 'server CPU us/call direct', 'keel CPU us/call', 'upstream CPU us/call under keel',
-      'server ctx switches/call direct', 'keel ctx switches/call'];
+      'driver CPU us/call direct', 'driver CPU us/call wrapped', 'server ctx switches/call direct', 'keel ctx switches/call'];
     const rows2 = [];
     for (const u of r.overhead) {
       for (const b of u.by_inflight) {
@@ -636,7 +640,8 @@ function report(r, o) {
           `${fmt(b.throughput_ratio, 2)}x`, fmt(b.direct.p50_us, 1), fmt(b.wrapped.p50_us, 1), fmt(b.added_p50_us, 1),
           fmt(b.direct.p99_us, 1), fmt(b.wrapped.p99_us, 1)]);
         rows2.push([u.upstream, String(b.inflight), fmt(b.direct.cpu_us_per_call, 1), fmt(b.wrapped.cpu_us_per_call, 1),
-          fmt(b.wrapped.upstream_cpu_us_per_call, 1), fmt(b.direct.context_switches_per_call, 2), fmt(b.wrapped.context_switches_per_call, 2)]);
+          fmt(b.wrapped.upstream_cpu_us_per_call, 1), fmt(b.direct.driver_cpu_us_per_call, 1), fmt(b.wrapped.driver_cpu_us_per_call, 1),
+          fmt(b.direct.context_switches_per_call, 2), fmt(b.wrapped.context_switches_per_call, 2)]);
       }
     }
     lines.push(...table(head, rows));
@@ -651,6 +656,18 @@ function report(r, o) {
         `keel exit ${u.exit.wrapped.code} after EOF in ${fmt(u.exit.wrapped.ms, 0)} ms, upstream ${u.exit.upstream_alive_after_keel_exit ? 'STILL ALIVE' : 'gone'}.`);
     }
     lines.push('ratio: median over repetitions of wrapped/direct calls/s; added p50: median of (wrapped p50 - direct p50) per repetition.');
+    // The CPU budget of the throughput goal: the run's cores are shared by the driver, the
+    // upstream and keel, so at 0.8x the direct rate keel may use what the other two leave.
+    for (const u of r.overhead) {
+      const bN = u.by_inflight.find((x) => x.inflight === Math.max(...o.inflight));
+      const directCores = ((bN.direct.cpu_us_per_call + bN.direct.driver_cpu_us_per_call) * bN.direct.calls_per_s) / 1e6;
+      const target = 0.8 * bN.direct.calls_per_s;
+      const others = bN.wrapped.upstream_cpu_us_per_call + bN.wrapped.driver_cpu_us_per_call;
+      const budget = (r.cpus * 1e6) / target - others;
+      lines.push(`CPU budget, ${u.upstream} @${bN.inflight}: direct uses ${fmt(directCores, 2)} of ${r.cpus} cores; at 0.8x direct ` +
+        `(${fmt(target)} calls/s) the driver and the upstream (${fmt(others, 1)} us/call under keel) leave keel at most ` +
+        `${fmt(budget, 1)} us/call; it used ${fmt(bN.wrapped.cpu_us_per_call, 1)}.`);
+    }
     const Kmin = Math.min(...o.inflight), Kmax = Math.max(...o.inflight);
     for (const u of r.overhead) {
       const b1 = u.by_inflight.find((x) => x.inflight === Kmin), bN = u.by_inflight.find((x) => x.inflight === Kmax);

@@ -219,6 +219,9 @@ void StdioUpstream::ReadStream(Fd& fd, LineFramer& framer, bool& open) {
     const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
     if (n > 0) {
       framer.Feed(std::string_view(buffer, static_cast<size_t>(n)));
+      // A pipe's short read took all it held: poll says when there is more (one read()
+      // per answer instead of two, the second always EAGAIN).
+      if (static_cast<size_t>(n) < sizeof buffer) return;
       continue;
     }
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;

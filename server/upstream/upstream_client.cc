@@ -241,9 +241,11 @@ void UpstreamClient::OnUpstreamRequest(Json message, const Json& related) {
                        "keel cannot tell which of its clients' calls this " + method +
                            " belongs to (several calls run, or none)");
   }
-  std::lock_guard<std::mutex> lock(owner->mu_);
-  owner->asks_.push_back(Json{{"id", id}, {"method", method}, {"params", message["params"]}});
-  owner->cv_.notify_all();
+  {
+    std::lock_guard<std::mutex> lock(owner->mu_);
+    owner->asks_.push_back(Json{{"id", id}, {"method", method}, {"params", message["params"]}});
+  }
+  owner->cv_.notify_all();  // after unlocking: see OnMessage
 }
 
 void UpstreamClient::OnMessage(Json message, const Json& related) {
@@ -302,14 +304,19 @@ void UpstreamClient::OnMessage(Json message, const Json& related) {
     pending_.erase(it);
     by_token_.erase(request->token_);
   }
-  std::lock_guard<std::mutex> lock(request->mu_);
-  request->answered_ = true;
-  if (message.contains("error")) {
-    request->is_error_ = true;
-    request->answer_ = std::move(message["error"]);
-  } else {
-    request->answer_ = std::move(message["result"]);
+  {
+    std::lock_guard<std::mutex> lock(request->mu_);
+    request->answered_ = true;
+    if (message.contains("error")) {
+      request->is_error_ = true;
+      request->answer_ = std::move(message["error"]);
+    } else {
+      request->answer_ = std::move(message["result"]);
+    }
   }
+  // Notified after unlocking (`request` keeps it alive): a waiter woken under the lock
+  // blocks on it at once and must be woken a second time (two futex calls and a context
+  // switch more per forwarded call, seen with strace).
   request->cv_.notify_all();
 }
 
@@ -322,9 +329,11 @@ void UpstreamClient::OnClosed(const std::string& why) {
     by_token_.clear();
   }
   for (const auto& [key, request] : lost) {
-    std::lock_guard<std::mutex> lock(request->mu_);
-    request->lost_ = true;
-    request->lost_reason_ = why;
+    {
+      std::lock_guard<std::mutex> lock(request->mu_);
+      request->lost_ = true;
+      request->lost_reason_ = why;
+    }
     request->cv_.notify_all();
   }
   if (handlers_.on_closed) handlers_.on_closed(why);
