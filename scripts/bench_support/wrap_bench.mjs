@@ -29,7 +29,8 @@
 //   keel wrap --workers W --idle-timeout 600000 --max-timeout 600000 -- node
 //   wrap_slow_upstream.mjs: its `slow` never answers and it ignores notifications/cancelled;
 //   it sends one progress notification for a `slow` call that has a progressToken. Forwarded
-//   calls hold a keel worker while the upstream works, so W `slow` calls hold every slot.
+//   calls keep a keel worker slot while the upstream works (suspended: the thread is free, the
+//   slot is not), so W `slow` calls hold every slot.
 //   Set-up: W `slow` calls, each with a progressToken; once keel has forwarded the progress of
 //   all W, every slot is held by a call the upstream has. One iteration:
 //     1. t0; one write() with the cancel line for the OLDEST slow call and an `echo` call;

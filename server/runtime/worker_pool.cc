@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdlib>
 #include <system_error>
 
 #include <spdlog/spdlog.h>
@@ -54,8 +55,11 @@ void WorkerPool::SubmitAll(std::vector<Job>& jobs) {
     // count the two orders measured the same (scripts/bench). With no sleeper left, every worker is
     // running a job or about to look at the queue under mu_, so the remaining jobs are picked up
     // without a wake-up.
+    // Only as many as there are free slots: a job past them waits for a running one to
+    // finish, and the worker that finishes it takes the next.
+    const size_t free = TargetLive() > active_ ? TargetLive() - active_ : 0;
     Worker** tail = &to_wake;
-    for (size_t i = 0; i < jobs.size() && !sleepers_.empty(); ++i) {
+    for (size_t i = 0; i < std::min(jobs.size(), free) && !sleepers_.empty(); ++i) {
       *tail = sleepers_.back();
       sleepers_.pop_back();
       tail = &(*tail)->next_to_wake;
@@ -167,32 +171,82 @@ void WorkerPool::Start(Worker* worker) {
 
 void WorkerPool::WorkerMain(Worker& self) {
   std::unique_lock<std::mutex> lock(mu_);
+  ++awake_;
   for (;;) {
-    if (queue_.empty()) {
-      if (stopping_) return;  // nothing left to run
+    JobFiber* fiber = nullptr;
+    Job job;
+    if (!resumes_.empty()) {
+      fiber = resumes_.front();
+      resumes_.pop_front();
+    } else if (!queue_.empty() && active_ < TargetLive()) {
+      job = std::move(queue_.front());
+      queue_.pop_front();
+      ++active_;
+    } else {
+      if (queue_.empty() && stopping_) break;  // nothing left to run
       // Surplus after a Release(): retire instead of parking. Never with jobs queued: this
       // worker may be the one a SubmitAll() claimed for them.
-      if (live_ > TargetLive()) {
+      if (queue_.empty() && live_ > TargetLive()) {
         --live_;
         self.retired = true;
-        return;
+        break;
       }
       sleepers_.push_back(&self);
+      --awake_;
       lock.unlock();
       self.parker.Park();
       lock.lock();
+      ++awake_;
       // The job it was woken for may have gone to a worker that finished meanwhile:
-      // look again, and park again if the queue is empty.
+      // look again, and park again if there is nothing to take.
       continue;
     }
-    Job job = std::move(queue_.front());
-    queue_.pop_front();
     lock.unlock();
-    job();
-    job = nullptr;  // release captured state before reporting idle
+    if (fiber == nullptr) {
+      fiber = new JobFiber(std::move(job));
+      job = nullptr;
+    }
+    RunFiber(fiber);
     lock.lock();
-    if (--pending_ == 0) idle_cv_.notify_all();
   }
+  --awake_;
+}
+
+void WorkerPool::RunFiber(JobFiber* fiber) {
+  ++running_;
+  const bool finished = fiber->Run();
+  --running_;
+  if (!finished) {
+    ++suspended_;
+    // Suspended: its arm decides when it goes on. Called here, on the worker's stack, once
+    // the job's frames are switched out, so a Resume called at once finds it resumable.
+    fiber->arm()([this, fiber] { QueueResume(fiber); });
+    return;
+  }
+  delete fiber;  // the job and its captures are gone already (released on the fiber)
+  std::lock_guard<std::mutex> lock(mu_);
+  --active_;
+  if (--pending_ == 0) idle_cv_.notify_all();
+}
+
+void WorkerPool::QueueResume(JobFiber* fiber) {
+  if (!fiber->MarkResumed()) {
+    spdlog::critical("a suspended job was resumed twice");
+    std::abort();
+  }
+  --suspended_;
+  Worker* to_wake = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    resumes_.push_back(fiber);
+    // A worker in its loop that runs no job looks at resumes_ before it parks: wake one
+    // only when every awake worker is running a job (which may take long).
+    if (awake_ == running_.load() && !sleepers_.empty()) {
+      to_wake = sleepers_.back();
+      sleepers_.pop_back();
+    }
+  }
+  if (to_wake != nullptr) to_wake->parker.Unpark();
 }
 
 }  // namespace keel

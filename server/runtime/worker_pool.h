@@ -7,13 +7,22 @@
 // process_log.h); the server calls them from the loop thread.
 // WorkerPool(0) runs every job inline inside Submit()/SubmitAll(), for deterministic tests;
 // there Hold() and Release() only count.
-// Invariants: the queue is FIFO; a job runs on exactly one thread, once;
+// Invariants: the queue is FIFO; a job runs once, on one thread at a time;
 // the destructor joins the threads, so it must only run once no job is stuck
 // (the server checks WaitIdle() and otherwise exits without destroying the pool).
-// Wake-ups: a worker that finishes a job looks at the queue before it parks, and each
-// queued job unparks at most one parked worker, so no job waits while a worker sleeps. A
-// wake-up is a system call plus a context switch on both sides, which costs more than a
-// small tool: the pool makes no wake-up it can do without.
+//
+// Fibers: each job runs on a JobFiber (job_fiber.h), so it may Suspend() (suspend.h): its
+// thread goes on with other work, and the job's Resume queues it to continue, ahead of new
+// jobs, on whichever worker takes it. A suspended job keeps its slot: at most
+// threads() + held slots' worth of jobs are started and not finished, running or suspended,
+// so --workers bounds the calls that run at once whether they wait blocked or suspended.
+//
+// Wake-ups: a worker that finishes a job looks at the queues before it parks. Each queued
+// job unparks at most one parked worker, and only while a slot is free, so no job that
+// could start waits while a worker sleeps. A Resume unparks one only when every awake
+// worker is inside a job's code (which may take long); a worker between jobs takes it
+// without a wake-up. A wake-up is a system call plus a context switch on both sides,
+// which costs more than a small tool: the pool makes no wake-up it can do without.
 //
 // Held slots: cancellation is cooperative, so a call can be settled while its job still
 // runs, perhaps forever. The caller reports that with Hold() and the pool starts one more
@@ -27,6 +36,7 @@
 // may still be inside its Unpark().
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -37,6 +47,7 @@
 #include <vector>
 
 #include "server/runtime/clock.h"
+#include "server/runtime/job_fiber.h"
 #include "server/runtime/parker.h"
 
 namespace keel {
@@ -76,8 +87,10 @@ class WorkerPool {
   size_t held() const;
   // Threads in their loop now, retiring ones excluded (for tests and logs).
   size_t live_threads() const;
-  // Jobs queued plus running, held ones included.
+  // Jobs queued plus running or suspended, held ones included.
   size_t pending() const;
+  // Jobs suspended whose Resume has not been called yet (for tests).
+  size_t suspended() const { return suspended_.load(); }
 
   // Waits until no job is queued or running, or the deadline passes. True when idle.
   bool WaitIdle(TimePoint deadline);
@@ -92,6 +105,10 @@ class WorkerPool {
     std::thread thread;
   };
   void WorkerMain(Worker& self);
+  // Runs `fiber` on this worker until it finishes or suspends. Without mu_.
+  void RunFiber(JobFiber* fiber);
+  // A suspended job's Resume: queues it to continue. Any thread, without mu_.
+  void QueueResume(JobFiber* fiber);
   // Threads the pool wants in their loop now. Requires mu_.
   size_t TargetLive() const;
   // Starts `worker->thread`, joining a retired thread first. Without mu_.
@@ -102,7 +119,16 @@ class WorkerPool {
   mutable std::mutex mu_;
   std::condition_variable idle_cv_;  // pending_ reached zero
   std::deque<Job> queue_;            // guarded by mu_
-  size_t pending_ = 0;               // guarded by mu_: queued + running
+  // guarded by mu_: suspended jobs whose Resume was called, to run before new jobs.
+  std::deque<JobFiber*> resumes_;
+  size_t pending_ = 0;  // guarded by mu_: queued + running + suspended
+  size_t active_ = 0;   // guarded by mu_: started and not finished (running or suspended)
+  size_t awake_ = 0;    // guarded by mu_: workers in their loop and not parked
+  // Workers inside a job's code (not its arm). Changed without mu_: a worker that has left
+  // its job but not yet taken mu_ counts as looking, and it does look at resumes_ under mu_
+  // before it parks (and parking takes it out of awake_, under mu_).
+  std::atomic<size_t> running_{0};
+  std::atomic<size_t> suspended_{0};
   // guarded by mu_: parked workers that no Submit() has claimed yet. A Submit() takes one
   // out per job and unparks it; a worker puts itself back only once it has woken.
   std::deque<Worker*> sleepers_;

@@ -6,6 +6,7 @@
 
 #include "protocol/error_codes.h"
 #include "protocol/json_rpc.h"
+#include "server/runtime/deadline_timer.h"
 
 namespace keel {
 namespace {
@@ -18,6 +19,21 @@ bool IsQuestion(const std::string& method) {
 }  // namespace
 
 UpstreamRequest::Event UpstreamRequest::Wait(const CancellationToken& token, TimePoint deadline) {
+  return CanSuspend() ? SuspendingWait(token, deadline) : BlockingWait(token, deadline);
+}
+
+std::optional<UpstreamRequest::Event> UpstreamRequest::ReadyLocked(const CancellationToken& token,
+                                                                   TimePoint deadline) const {
+  if (!asks_.empty()) return Event::kAsked;
+  if (answered_) return Event::kAnswered;
+  if (lost_) return Event::kLost;
+  if (token.IsCancelled()) return Event::kCancelled;
+  if (std::chrono::steady_clock::now() >= deadline) return Event::kDeadline;
+  return std::nullopt;
+}
+
+UpstreamRequest::Event UpstreamRequest::BlockingWait(const CancellationToken& token,
+                                                     TimePoint deadline) {
   const CancellationToken::Registration registration = token.OnCancel([this] {
     std::lock_guard<std::mutex> lock(mu_);
     woken_ = true;
@@ -25,17 +41,67 @@ UpstreamRequest::Event UpstreamRequest::Wait(const CancellationToken& token, Tim
   });
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    if (!asks_.empty()) return Event::kAsked;
-    if (answered_) return Event::kAnswered;
-    if (lost_) return Event::kLost;
-    if (token.IsCancelled()) return Event::kCancelled;
-    if (std::chrono::steady_clock::now() >= deadline) return Event::kDeadline;
+    if (std::optional<Event> event = ReadyLocked(token, deadline)) return *event;
     if (deadline == TimePoint::max()) {
       cv_.wait(lock);
     } else {
       cv_.wait_until(lock, deadline);
     }
   }
+}
+
+UpstreamRequest::Event UpstreamRequest::SuspendingWait(const CancellationToken& token,
+                                                       TimePoint deadline) {
+  // The canceller and the timer hold the request weakly: either may fire after this Wait
+  // has returned and the request is gone.
+  const std::weak_ptr<UpstreamRequest> weak = weak_from_this();
+  const auto wake = [weak] {
+    if (std::shared_ptr<UpstreamRequest> self = weak.lock()) {
+      ResumeFn waiter;
+      {
+        std::lock_guard<std::mutex> lock(self->mu_);
+        waiter = self->TakeWaiterLocked();
+      }
+      self->Wake(std::move(waiter));
+    }
+  };
+  const CancellationToken::Registration registration = token.OnCancel(wake);
+  uint64_t timer = 0;
+  if (deadline != TimePoint::max()) timer = DeadlineTimer::Shared().Arm(deadline, wake);
+  std::optional<Event> event;
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      event = ReadyLocked(token, deadline);
+    }
+    if (event) break;
+    // The arm runs once this job is switched out. It parks the ResumeFn where the notifiers
+    // take it, unless the event came meanwhile: then it resumes at once. Either way the
+    // ResumeFn is called exactly once, by whoever takes it out of waiter_ first.
+    Suspend([this, &token, deadline](ResumeFn resume) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!ReadyLocked(token, deadline)) {
+          waiter_ = std::move(resume);
+          return;
+        }
+      }
+      resume();
+    });
+  }
+  if (timer != 0) DeadlineTimer::Shared().Disarm(timer);
+  return *event;
+}
+
+ResumeFn UpstreamRequest::TakeWaiterLocked() {
+  ResumeFn waiter = std::move(waiter_);
+  waiter_ = nullptr;
+  return waiter;
+}
+
+void UpstreamRequest::Wake(ResumeFn waiter) {
+  cv_.notify_all();
+  if (waiter) waiter();
 }
 
 std::optional<Json> UpstreamRequest::TakeAsk() {
@@ -241,11 +307,13 @@ void UpstreamClient::OnUpstreamRequest(Json message, const Json& related) {
                        "keel cannot tell which of its clients' calls this " + method +
                            " belongs to (several calls run, or none)");
   }
+  ResumeFn waiter;
   {
     std::lock_guard<std::mutex> lock(owner->mu_);
     owner->asks_.push_back(Json{{"id", id}, {"method", method}, {"params", message["params"]}});
+    waiter = owner->TakeWaiterLocked();
   }
-  owner->cv_.notify_all();  // after unlocking: see OnMessage
+  owner->Wake(std::move(waiter));  // after unlocking: see OnMessage
 }
 
 void UpstreamClient::OnMessage(Json message, const Json& related) {
@@ -304,6 +372,7 @@ void UpstreamClient::OnMessage(Json message, const Json& related) {
     pending_.erase(it);
     by_token_.erase(request->token_);
   }
+  ResumeFn waiter;
   {
     std::lock_guard<std::mutex> lock(request->mu_);
     request->answered_ = true;
@@ -313,11 +382,12 @@ void UpstreamClient::OnMessage(Json message, const Json& related) {
     } else {
       request->answer_ = std::move(message["result"]);
     }
+    waiter = request->TakeWaiterLocked();
   }
   // Notified after unlocking (`request` keeps it alive): a waiter woken under the lock
   // blocks on it at once and must be woken a second time (two futex calls and a context
   // switch more per forwarded call, seen with strace).
-  request->cv_.notify_all();
+  request->Wake(std::move(waiter));
 }
 
 void UpstreamClient::OnClosed(const std::string& why) {
@@ -329,12 +399,14 @@ void UpstreamClient::OnClosed(const std::string& why) {
     by_token_.clear();
   }
   for (const auto& [key, request] : lost) {
+    ResumeFn waiter;
     {
       std::lock_guard<std::mutex> lock(request->mu_);
       request->lost_ = true;
       request->lost_reason_ = why;
+      waiter = request->TakeWaiterLocked();
     }
-    request->cv_.notify_all();
+    request->Wake(std::move(waiter));
   }
   if (handlers_.on_closed) handlers_.on_closed(why);
 }

@@ -38,6 +38,7 @@
 #include "protocol/logging_level.h"
 #include "server/runtime/cancellation.h"
 #include "server/runtime/clock.h"
+#include "server/runtime/suspend.h"
 #include "server/upstream/upstream_transport.h"
 
 namespace keel {
@@ -45,11 +46,14 @@ namespace keel {
 using Json = nlohmann::json;
 
 // One request keel sent the upstream, and what came back for it.
-class UpstreamRequest {
+class UpstreamRequest : public std::enable_shared_from_this<UpstreamRequest> {
  public:
   enum class Event { kAnswered, kAsked, kLost, kCancelled, kDeadline };
-  // Blocks until something happened: the answer, a question from the upstream for this
+  // Waits until something happened: the answer, a question from the upstream for this
   // request (taken with TakeAsk), the connection's end, `token` cancelled, or `deadline`.
+  // In a pool job that can (suspend.h) the job suspends, giving its worker thread back, and
+  // is resumed once by whichever comes first: the transport's thread with the answer, the
+  // question or the end; the canceller; or the shared DeadlineTimer. Elsewhere it blocks.
   Event Wait(const CancellationToken& token, TimePoint deadline);
 
   const Json& id() const { return id_; }
@@ -70,6 +74,16 @@ class UpstreamRequest {
   using ProgressFn = std::function<void(double, std::optional<double>, std::string)>;
   using LogFn = std::function<void(LoggingLevel, std::string)>;
 
+  // The event now, if any. Requires mu_.
+  std::optional<Event> ReadyLocked(const CancellationToken& token, TimePoint deadline) const;
+  Event BlockingWait(const CancellationToken& token, TimePoint deadline);
+  Event SuspendingWait(const CancellationToken& token, TimePoint deadline);
+  // Something may have happened: wakes a blocked waiter, resumes a suspended one. Without mu_,
+  // with the ResumeFn taken under it (TakeWaiterLocked) in the same critical section that
+  // changed the state.
+  void Wake(ResumeFn waiter);
+  ResumeFn TakeWaiterLocked();
+
   Json id_;
   bool accepts_asks_ = false;
   ProgressFn progress_;
@@ -82,6 +96,7 @@ class UpstreamRequest {
   bool lost_ = false;
   bool sent_ = true;
   bool woken_ = false;
+  ResumeFn waiter_;  // a suspended Wait()'s, until taken (once) by whoever resumes it
   Json answer_;
   bool is_error_ = false;
   std::string lost_reason_;

@@ -4,6 +4,7 @@
 // one call they can belong to, the connection's end, and the 2026-07-28 envelope.
 #include "server/upstream/upstream_client.h"
 
+#include <atomic>
 #include <latch>
 #include <optional>
 #include <string>
@@ -15,6 +16,8 @@
 #include "fakes/blocked_thread.h"
 #include "fakes/fake_upstream_transport.h"
 #include "protocol/error_codes.h"
+#include "server/runtime/deadline_timer.h"
+#include "server/runtime/worker_pool.h"
 
 namespace keel::upstream_client_test {
 namespace {
@@ -431,6 +434,128 @@ TEST_CASE("Wait returns kAnswered when the answer arrives from another thread wh
   CHECK(asleep);
   CHECK(event == Event::kAnswered);
   CHECK(request->answer() == Json{{"done", true}});
+}
+
+// In a pool job, Wait suspends the job instead of blocking its worker (suspend.h), and the
+// answer, the cancel, the deadline or the connection's end resumes it, once.
+namespace {
+
+// Spins (yielding, no sleep) until `pool` has `n` suspended jobs; false after 30 s.
+bool UntilSuspended(const WorkerPool& pool, size_t n = 1) {
+  const TimePoint limit = Now() + 30s;
+  while (pool.suspended() < n) {
+    if (Now() > limit) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// Waits on `request` in a job of `pool`; the event lands in `*event` (-1 until then).
+void WaitInPool(WorkerPool& pool, std::shared_ptr<UpstreamRequest> request, CancellationToken token,
+                TimePoint deadline, std::atomic<int>* event) {
+  pool.Submit([request, token, deadline, event] {
+    *event = static_cast<int>(request->Wait(token, deadline));
+  });
+}
+
+}  // namespace
+
+TEST_CASE("a request waited on in a pool job suspends the job, and the answer resumes it",
+          "[upstream][fiber][WRAP-1]") {
+  FakeUpstream fake = MakeFakeUpstream();
+  WorkerPool pool(1);
+  const size_t timers = DeadlineTimer::Shared().armed();
+  auto request = fake.client->Start("tools/call", Json::object());
+  std::atomic<int> event{-1};
+  WaitInPool(pool, request, CancellationToken(), Now() + 600s, &event);
+  REQUIRE(UntilSuspended(pool));
+  CHECK(DeadlineTimer::Shared().armed() == timers + 1);
+  CHECK(event.load() == -1);
+  fake.wire->Inject(ResultFromUpstream(request->id(), Json{{"n", 1}}));
+  REQUIRE(pool.WaitIdle(Now() + 30s));
+  CHECK(event.load() == static_cast<int>(Event::kAnswered));
+  CHECK(request->answer() == Json{{"n", 1}});
+  CHECK(DeadlineTimer::Shared().armed() == timers);  // the deadline's timer is disarmed
+}
+
+TEST_CASE("a suspended wait is resumed by the cancel", "[upstream][fiber][CAN-1]") {
+  FakeUpstream fake = MakeFakeUpstream();
+  WorkerPool pool(1);
+  auto request = fake.client->Start("tools/call", Json::object());
+  CancellationToken token;
+  std::atomic<int> event{-1};
+  WaitInPool(pool, request, token, TimePoint::max(), &event);
+  REQUIRE(UntilSuspended(pool));
+  token.Cancel();
+  REQUIRE(pool.WaitIdle(Now() + 30s));
+  CHECK(event.load() == static_cast<int>(Event::kCancelled));
+}
+
+TEST_CASE("a suspended wait is resumed at its deadline", "[upstream][fiber][TMO-1]") {
+  FakeUpstream fake = MakeFakeUpstream();
+  WorkerPool pool(1);
+  auto request = fake.client->Start("tools/call", Json::object());
+  std::atomic<int> event{-1};
+  const TimePoint deadline = Now() + 20ms;
+  WaitInPool(pool, request, CancellationToken(), deadline, &event);
+  REQUIRE(pool.WaitIdle(Now() + 30s));
+  CHECK(event.load() == static_cast<int>(Event::kDeadline));
+  CHECK(Now() >= deadline);
+}
+
+TEST_CASE("a suspended wait is resumed by the connection's end", "[upstream][fiber][WRAP-1]") {
+  FakeUpstream fake = MakeFakeUpstream();
+  WorkerPool pool(1);
+  auto request = fake.client->Start("tools/call", Json::object());
+  std::atomic<int> event{-1};
+  WaitInPool(pool, request, CancellationToken(), TimePoint::max(), &event);
+  REQUIRE(UntilSuspended(pool));
+  fake.wire->Close("the upstream exited");
+  REQUIRE(pool.WaitIdle(Now() + 30s));
+  CHECK(event.load() == static_cast<int>(Event::kLost));
+  CHECK(request->lost_reason() == "the upstream exited");
+}
+
+TEST_CASE("a suspended wait is resumed by a question from the upstream",
+          "[upstream][fiber][WRAP-3]") {
+  FakeUpstream fake = MakeFakeUpstream();
+  WorkerPool pool(1);
+  auto request = fake.client->Start("tools/call", Json::object(), Asking());
+  std::atomic<int> event{-1};
+  WaitInPool(pool, request, CancellationToken(), TimePoint::max(), &event);
+  REQUIRE(UntilSuspended(pool));
+  fake.wire->Inject(Json{{"jsonrpc", "2.0"},
+                         {"id", 7},
+                         {"method", "elicitation/create"},
+                         {"params", {{"message", "sure?"}}}});
+  REQUIRE(pool.WaitIdle(Now() + 30s));
+  CHECK(event.load() == static_cast<int>(Event::kAsked));
+}
+
+TEST_CASE("answers and cancels racing the suspension each resume the wait exactly once",
+          "[upstream][fiber][WRAP-1]") {
+  FakeUpstream fake = MakeFakeUpstream();
+  WorkerPool pool(4);
+  constexpr int kCalls = 300;
+  std::vector<std::atomic<int>> events(kCalls);
+  for (auto& event : events) event = -1;
+  std::vector<std::shared_ptr<UpstreamRequest>> requests;
+  std::vector<CancellationToken> tokens(kCalls);
+  for (int i = 0; i < kCalls; ++i) {
+    requests.push_back(fake.client->Start("tools/call", Json::object()));
+    WaitInPool(pool, requests[i], tokens[i], Now() + 600s, &events[i]);
+    // No wait for the suspension: the answer or the cancel races the job's way into it.
+    if (i % 2 == 0) {
+      fake.wire->Inject(ResultFromUpstream(requests[i]->id(), Json{{"i", i}}));
+    } else {
+      tokens[i].Cancel();
+    }
+  }
+  REQUIRE(pool.WaitIdle(Now() + 60s));
+  for (int i = 0; i < kCalls; ++i) {
+    CHECK(events[i].load() == static_cast<int>(i % 2 == 0 ? Event::kAnswered : Event::kCancelled));
+  }
+  CHECK(pool.suspended() == 0);
 }
 
 }  // namespace keel::upstream_client_test
