@@ -44,7 +44,8 @@ class LedgerService {
   static std::unique_ptr<LedgerService> Open(Options options, std::string* error, int* exit_code);
 
   // This thread's connection and ledger, opened on first use. Throws SqliteError if the
-  // file cannot be opened any more.
+  // file cannot be opened any more. Ask again after anything that may suspend (suspend.h):
+  // the job may then run on another thread, with another connection.
   Database& Db();
   MutationLedger& Ledger();
 
@@ -65,7 +66,10 @@ class LedgerService {
     std::unique_ptr<Database> db;
     std::unique_ptr<MutationLedger> ledger;
   };
-  PerThread& ForThisThread();
+  // Never inlined: the thread's id comes from pthread_self(), which the compiler may take
+  // once per function (glibc declares it const), and a job that suspends (suspend.h) can go
+  // on on another thread between two uses.
+  [[gnu::noinline]] PerThread& ForThisThread();
   MutationLedger::Options LedgerOptions();
 
   Options options_;

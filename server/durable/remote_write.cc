@@ -103,9 +103,12 @@ bool AttemptOver(const LedgerRecord& row, const AttemptGoneFn& attempt_gone) {
 }
 
 Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const RemoteWriteOps& ops) {
-  MutationLedger& book = ledger.Ledger();
+  // This thread's ledger, asked for anew at every use: ops.run() may suspend a forwarded
+  // call (suspend.h), which then goes on on another worker thread, whose connection it must
+  // use (ledger_service.h: one per thread).
+  const auto book = [&ledger]() -> MutationLedger& { return ledger.Ledger(); };
   const std::string fingerprint = Fingerprint(call.tool, call.intent_arguments);
-  MutationLedger::Outcome claim = book.Claim(call.tool, call.key, fingerprint, call.claim_wait,
+  MutationLedger::Outcome claim = book().Claim(call.tool, call.key, fingerprint, call.claim_wait,
                                              call.lease_ms, call.starting_attempt);
   const std::string& self = ledger.options().owner;
   // A live-looking claim whose process is dead (keel was killed and restarted at once) is as
@@ -114,13 +117,13 @@ Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const Re
                              claim.record.owner != self &&
                              LedgerOwnerGone(claim.record.owner, self);
   if (claim.status == MutationLedger::Status::kNeedsReconciliation || dead_claimant) {
-    const bool adopted = book.Adopt(call.tool, call.key, claim.record.owner,
+    const bool adopted = book().Adopt(call.tool, call.key, claim.record.owner,
                                     dead_claimant || LedgerOwnerGone(claim.record.owner, self));
     if (!adopted) return LedgerAnswer(std::move(claim), call.tool, call.key);
     claim.status = MutationLedger::Status::kNeedsReconciliation;
     const Reconciled found = LookUp(ops);
     if (found.outcome == Reconciled::Outcome::kHappened) {
-      Warn(book.Complete(call.tool, call.key, found.result, found.result.value("isError", false),
+      Warn(book().Complete(call.tool, call.key, found.result, found.result.value("isError", false),
                          ""),
            call, "the looked-up outcome");
       return MarkReconciled(found.result);
@@ -134,8 +137,8 @@ Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const Re
       return LedgerAnswer(std::move(claim), call.tool, call.key);
     }
     // Surely not done, or harmless to repeat: take the key anew and run.
-    book.Release(call.tool, call.key);
-    claim = book.Claim(call.tool, call.key, fingerprint, call.claim_wait, call.lease_ms,
+    book().Release(call.tool, call.key);
+    claim = book().Claim(call.tool, call.key, fingerprint, call.claim_wait, call.lease_ms,
                        call.starting_attempt);
   }
   if (claim.status != MutationLedger::Status::kExecuted) {
@@ -145,7 +148,7 @@ Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const Re
   Json result = ops.run();
   const std::optional<AttemptFailure> failure = ClassifyResult(result);
   if (!failure) {
-    Warn(book.Complete(call.tool, call.key, result, false, ""), call, "the result");
+    Warn(book().Complete(call.tool, call.key, result, false, ""), call, "the result");
     return result;
   }
   const Json* error = StructuredErrorOf(result);
@@ -155,27 +158,27 @@ Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const Re
       error != nullptr && error->contains("effect") && error->at("effect") == "none";
   if (surely_none || failure->failure == FailureClass::kNotSent ||
       failure->failure == FailureClass::kRejectedTransient) {
-    Warn(book.Release(call.tool, call.key), call, "that nothing happened");
+    Warn(book().Release(call.tool, call.key), call, "that nothing happened");
     return result;
   }
   if (failure->failure == FailureClass::kRejectedPermanent) {
-    Warn(book.Complete(call.tool, call.key, result, true, ""), call, "the failure");
+    Warn(book().Complete(call.tool, call.key, result, true, ""), call, "the failure");
     return result;
   }
   const Reconciled found = LookUp(ops);
   switch (found.outcome) {
     case Reconciled::Outcome::kHappened:
-      Warn(book.Complete(call.tool, call.key, found.result, found.result.value("isError", false),
+      Warn(book().Complete(call.tool, call.key, found.result, found.result.value("isError", false),
                          ""),
            call, "the looked-up outcome");
       return MarkReconciled(found.result);
     case Reconciled::Outcome::kDidNotHappen:
-      Warn(book.Release(call.tool, call.key), call, "that nothing happened");
+      Warn(book().Release(call.tool, call.key), call, "that nothing happened");
       return Annotated(std::move(result), found.outcome);
     case Reconciled::Outcome::kUnknown:
       break;
   }
-  Warn(book.MarkNeedsReconciliation(call.tool, call.key), call, "the unknown outcome");
+  Warn(book().MarkNeedsReconciliation(call.tool, call.key), call, "the unknown outcome");
   return Annotated(std::move(result), found.outcome);
 }
 

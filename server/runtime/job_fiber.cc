@@ -39,7 +39,11 @@ namespace {
 
 namespace bc = boost::context;
 
-constexpr size_t kStackBytes = size_t{1} << 20;
+#if defined(KEEL_FIBER_ASAN) || defined(KEEL_FIBER_TSAN)
+constexpr size_t kStackBytes = size_t{4} << 20;  // the sanitizers' frames are several times larger
+#else
+constexpr size_t kStackBytes = size_t{1} << 20;  // JSON nests at most 128 deep (bounded_json.h)
+#endif
 // Stacks kept for reuse: enough for every job in flight on a busy server; past that a
 // finished job's stack is unmapped.
 constexpr size_t kCachedStacks = 64;
