@@ -109,7 +109,7 @@ Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const Re
   const auto book = [&ledger]() -> MutationLedger& { return ledger.Ledger(); };
   const std::string fingerprint = Fingerprint(call.tool, call.intent_arguments);
   MutationLedger::Outcome claim = book().Claim(call.tool, call.key, fingerprint, call.claim_wait,
-                                             call.lease_ms, call.starting_attempt);
+                                               call.lease_ms, call.starting_attempt);
   const std::string& self = ledger.options().owner;
   // A live-looking claim whose process is dead (keel was killed and restarted at once) is as
   // abandoned as an expired one.
@@ -118,13 +118,13 @@ Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const Re
                              LedgerOwnerGone(claim.record.owner, self);
   if (claim.status == MutationLedger::Status::kNeedsReconciliation || dead_claimant) {
     const bool adopted = book().Adopt(call.tool, call.key, claim.record.owner,
-                                    dead_claimant || LedgerOwnerGone(claim.record.owner, self));
+                                      dead_claimant || LedgerOwnerGone(claim.record.owner, self));
     if (!adopted) return LedgerAnswer(std::move(claim), call.tool, call.key);
     claim.status = MutationLedger::Status::kNeedsReconciliation;
     const Reconciled found = LookUp(ops);
     if (found.outcome == Reconciled::Outcome::kHappened) {
       Warn(book().Complete(call.tool, call.key, found.result, found.result.value("isError", false),
-                         ""),
+                           ""),
            call, "the looked-up outcome");
       return MarkReconciled(found.result);
     }
@@ -139,7 +139,7 @@ Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const Re
     // Surely not done, or harmless to repeat: take the key anew and run.
     book().Release(call.tool, call.key);
     claim = book().Claim(call.tool, call.key, fingerprint, call.claim_wait, call.lease_ms,
-                       call.starting_attempt);
+                         call.starting_attempt);
   }
   if (claim.status != MutationLedger::Status::kExecuted) {
     return LedgerAnswer(std::move(claim), call.tool, call.key);
@@ -169,7 +169,7 @@ Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const Re
   switch (found.outcome) {
     case Reconciled::Outcome::kHappened:
       Warn(book().Complete(call.tool, call.key, found.result, found.result.value("isError", false),
-                         ""),
+                           ""),
            call, "the looked-up outcome");
       return MarkReconciled(found.result);
     case Reconciled::Outcome::kDidNotHappen:
