@@ -22,7 +22,10 @@ uint64_t DeadlineTimer::Arm(TimePoint when, std::function<void()> fn) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     id = next_id_++;
-    wake = timers_.empty() || when < timers_.begin()->first.first;
+    // The thread is waiting until wake_at_ (or longer): only an earlier time needs it awake.
+    // Disarmed timers are not taken out of its wait; it wakes at their time for nothing.
+    wake = when < wake_at_;
+    if (wake) wake_at_ = when;
     timers_.emplace(Key{when, id}, std::move(fn));
     when_.emplace(id, when);
     if (!thread_.joinable()) thread_ = std::thread([this] { Main(); });
@@ -48,12 +51,14 @@ void DeadlineTimer::Main() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stopping_) {
     if (timers_.empty()) {
+      wake_at_ = TimePoint::max();
       cv_.wait(lock);
       continue;
     }
     const auto first = timers_.begin();
     const TimePoint when = first->first.first;
-    if (when == TimePoint::max()) {  // never: only a Disarm() or an earlier timer matters
+    wake_at_ = when;
+    if (when == TimePoint::max()) {  // never: only an earlier timer matters
       cv_.wait(lock);
       continue;
     }

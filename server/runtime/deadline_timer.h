@@ -7,9 +7,10 @@
 // nothing and does not wait for it: fn must keep alive what it touches (capture a
 // shared_ptr or weak_ptr, not `this`). fn must not block; it may Arm() and Disarm().
 //
-// Cost: arming a deadline later than the earliest one armed (the usual case: every call
-// of a server has the same maximum) takes a lock and no system call; an earlier one wakes
-// the thread to wait less.
+// Cost: arming a time no earlier than the one the thread already waits for (the usual case:
+// every call of a server has the same maximum, and each is disarmed when the call ends)
+// takes a lock and no system call; an earlier one wakes the thread to wait less. A timer
+// disarmed early still ends the thread's wait at its time, once, for nothing.
 //
 // Thread-safety: every member may be called from any thread. Shared() is the process's
 // timer, started at its first Arm() and never destroyed (timers may be armed while the
@@ -55,7 +56,9 @@ class DeadlineTimer {
   std::unordered_map<uint64_t, TimePoint> when_;  // guarded by mu_: id -> its key's time
   uint64_t next_id_ = 1;                          // guarded by mu_
   bool stopping_ = false;                         // guarded by mu_
-  std::thread thread_;                            // started by the first Arm()
+  // guarded by mu_: when the thread's wait ends at the latest (max: not waiting on a time).
+  TimePoint wake_at_ = TimePoint::max();
+  std::thread thread_;  // started by the first Arm()
 };
 
 }  // namespace keel

@@ -48,31 +48,10 @@ void WorkerPool::SubmitAll(std::vector<Job>& jobs) {
     std::lock_guard<std::mutex> lock(mu_);
     for (Job& job : jobs) queue_.push_back(std::move(job));
     pending_ += jobs.size();
-    // One sleeper per job, the most recently parked first: its stack and caches are the
-    // warmest. With 64 workers (keel wrap's default) waking the longest asleep sent every
-    // call to a different cold thread: keel spent 160-220 us of CPU per forwarded call
-    // instead of about 100 (scripts/bench --wrap, 1 in flight). With --workers at the core
-    // count the two orders measured the same (scripts/bench). With no sleeper left, every worker is
-    // running a job or about to look at the queue under mu_, so the remaining jobs are picked up
-    // without a wake-up.
-    // Only as many as there are free slots: a job past them waits for a running one to
-    // finish, and the worker that finishes it takes the next.
-    const size_t free = TargetLive() > active_ ? TargetLive() - active_ : 0;
-    Worker** tail = &to_wake;
-    for (size_t i = 0; i < std::min(jobs.size(), free) && !sleepers_.empty(); ++i) {
-      *tail = sleepers_.back();
-      sleepers_.pop_back();
-      tail = &(*tail)->next_to_wake;
-    }
-    *tail = nullptr;
+    to_wake = ClaimSleepersLocked(WakesNeededLocked());
   }
   jobs.clear();
-  // Unparked outside mu_: a woken worker wants mu_ at once.
-  while (to_wake != nullptr) {
-    Worker* worker = to_wake;
-    to_wake = worker->next_to_wake;  // read first: once unparked, it may be claimed anew
-    worker->parker.Unpark();
-  }
+  Unpark(to_wake);
 }
 
 void WorkerPool::Hold() {
@@ -123,12 +102,9 @@ void WorkerPool::Release() {
     if (held_ <= max_extra_) over_cap_ = false;
     // A parked worker is woken to retire; with none parked, the first worker to find the
     // queue empty retires instead of parking.
-    if (live_ > TargetLive() && !sleepers_.empty()) {
-      to_retire = sleepers_.back();
-      sleepers_.pop_back();
-    }
+    if (live_ > TargetLive() && !sleepers_.empty()) to_retire = ClaimSleepersLocked(1);
   }
-  if (to_retire != nullptr) to_retire->parker.Unpark();
+  Unpark(to_retire);
   spdlog::info("held worker slot released; {} held", held);
 }
 
@@ -196,7 +172,12 @@ void WorkerPool::WorkerMain(Worker& self) {
       lock.unlock();
       self.parker.Park();
       lock.lock();
-      ++awake_;
+      // Claimed (and counted awake) by whoever woke it; the destructor wakes without claiming.
+      if (const auto it = std::find(sleepers_.begin(), sleepers_.end(), &self);
+          it != sleepers_.end()) {
+        sleepers_.erase(it);
+        ++awake_;
+      }
       // The job it was woken for may have gone to a worker that finished meanwhile:
       // look again, and park again if there is nothing to take.
       continue;
@@ -239,14 +220,43 @@ void WorkerPool::QueueResume(JobFiber* fiber) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     resumes_.push_back(fiber);
-    // A worker in its loop that runs no job looks at resumes_ before it parks: wake one
-    // only when every awake worker is running a job (which may take long).
-    if (awake_ == running_.load() && !sleepers_.empty()) {
-      to_wake = sleepers_.back();
-      sleepers_.pop_back();
-    }
+    to_wake = ClaimSleepersLocked(WakesNeededLocked());
   }
-  if (to_wake != nullptr) to_wake->parker.Unpark();
+  Unpark(to_wake);
+}
+
+size_t WorkerPool::WakesNeededLocked() const {
+  const size_t free = TargetLive() > active_ ? TargetLive() - active_ : 0;
+  const size_t takeable = resumes_.size() + std::min(queue_.size(), free);
+  const size_t looking = awake_ - std::min(running_.load(), awake_);
+  return takeable > looking ? takeable - looking : 0;
+}
+
+WorkerPool::Worker* WorkerPool::ClaimSleepersLocked(size_t n) {
+  // The most recently parked first: its stack and caches are the warmest. With 64 workers
+  // (keel wrap's default) waking the longest asleep sent every call to a different cold
+  // thread: keel spent 160-220 us of CPU per forwarded call instead of about 100
+  // (scripts/bench --wrap, 1 in flight). With --workers at the core count the two orders
+  // measured the same (scripts/bench).
+  Worker* first = nullptr;
+  Worker** tail = &first;
+  for (size_t i = 0; i < n && !sleepers_.empty(); ++i) {
+    *tail = sleepers_.back();
+    sleepers_.pop_back();
+    ++awake_;
+    tail = &(*tail)->next_to_wake;
+  }
+  *tail = nullptr;
+  return first;
+}
+
+void WorkerPool::Unpark(Worker* to_wake) {
+  // Outside mu_: a woken worker wants mu_ at once.
+  while (to_wake != nullptr) {
+    Worker* worker = to_wake;
+    to_wake = worker->next_to_wake;  // read first: once unparked, it may be claimed anew
+    worker->parker.Unpark();
+  }
 }
 
 }  // namespace keel

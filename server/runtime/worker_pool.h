@@ -17,12 +17,12 @@
 // threads() + held slots' worth of jobs are started and not finished, running or suspended,
 // so --workers bounds the calls that run at once whether they wait blocked or suspended.
 //
-// Wake-ups: a worker that finishes a job looks at the queues before it parks. Each queued
-// job unparks at most one parked worker, and only while a slot is free, so no job that
-// could start waits while a worker sleeps. A Resume unparks one only when every awake
-// worker is inside a job's code (which may take long); a worker between jobs takes it
-// without a wake-up. A wake-up is a system call plus a context switch on both sides,
-// which costs more than a small tool: the pool makes no wake-up it can do without.
+// Wake-ups: a worker that finishes a job looks at the queues before it parks. A job queued
+// (new while a slot is free, or resumed) unparks a parked worker unless a worker awake and
+// between jobs will take it: no job that could start waits while a worker sleeps and every
+// awake worker is inside a job's code (which may take long). A wake-up is a system call plus
+// a context switch on both sides, which costs more than a small tool: the pool makes no
+// wake-up it can do without.
 //
 // Held slots: cancellation is cooperative, so a call can be settled while its job still
 // runs, perhaps forever. The caller reports that with Hold() and the pool starts one more
@@ -109,6 +109,14 @@ class WorkerPool {
   void RunFiber(JobFiber* fiber);
   // A suspended job's Resume: queues it to continue. Any thread, without mu_.
   void QueueResume(JobFiber* fiber);
+  // How many parked workers what is queued now needs: the jobs that can start (resumed ones,
+  // and new ones while a slot is free) beyond the workers awake and not inside a job, which
+  // look at the queues before they park. Requires mu_.
+  size_t WakesNeededLocked() const;
+  // Takes up to `n` parked workers out of sleepers_, counted awake, linked through
+  // next_to_wake; Unpark() them after releasing mu_.
+  Worker* ClaimSleepersLocked(size_t n);
+  static void Unpark(Worker* to_wake);
   // Threads the pool wants in their loop now. Requires mu_.
   size_t TargetLive() const;
   // Starts `worker->thread`, joining a retired thread first. Without mu_.
@@ -123,7 +131,8 @@ class WorkerPool {
   std::deque<JobFiber*> resumes_;
   size_t pending_ = 0;  // guarded by mu_: queued + running + suspended
   size_t active_ = 0;   // guarded by mu_: started and not finished (running or suspended)
-  size_t awake_ = 0;    // guarded by mu_: workers in their loop and not parked
+  // guarded by mu_: workers in their loop and not parked, or claimed to be woken.
+  size_t awake_ = 0;
   // Workers inside a job's code (not its arm). Changed without mu_: a worker that has left
   // its job but not yet taken mu_ counts as looking, and it does look at resumes_ under mu_
   // before it parks (and parking takes it out of awake_, under mu_).
