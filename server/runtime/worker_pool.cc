@@ -154,10 +154,12 @@ void WorkerPool::WorkerMain(Worker& self) {
     if (!resumes_.empty()) {
       fiber = resumes_.front();
       resumes_.pop_front();
+      ++running_;  // under mu_: from here this worker is not looking at the queues
     } else if (!queue_.empty() && active_ < TargetLive()) {
       job = std::move(queue_.front());
       queue_.pop_front();
       ++active_;
+      ++running_;
     } else {
       if (queue_.empty() && stopping_) break;  // nothing left to run
       // Surplus after a Release(): retire instead of parking. Never with jobs queued: this
@@ -183,6 +185,7 @@ void WorkerPool::WorkerMain(Worker& self) {
       continue;
     }
     lock.unlock();
+    if (taken_hook_) taken_hook_();
     if (fiber == nullptr) {
       fiber = new JobFiber(std::move(job));
       job = nullptr;
@@ -194,9 +197,8 @@ void WorkerPool::WorkerMain(Worker& self) {
 }
 
 void WorkerPool::RunFiber(JobFiber* fiber) {
-  ++running_;
   const bool finished = fiber->Run();
-  --running_;
+  --running_;  // may be early: the worker looks at the queues under mu_ before it parks
   if (!finished) {
     ++suspended_;
     // Suspended: its arm decides when it goes on. Called here, on the worker's stack, once

@@ -95,6 +95,10 @@ class WorkerPool {
   // Waits until no job is queued or running, or the deadline passes. True when idle.
   bool WaitIdle(TimePoint deadline);
 
+  // Tests only, before the first Submit(): runs on a worker each time it has taken a job or
+  // a resume, outside mu_, just before running it (to hold a worker in that window).
+  void set_taken_hook_for_test(std::function<void()> hook) { taken_hook_ = std::move(hook); }
+
  private:
   struct Worker {
     Parker parker;
@@ -133,11 +137,14 @@ class WorkerPool {
   size_t active_ = 0;   // guarded by mu_: started and not finished (running or suspended)
   // guarded by mu_: workers in their loop and not parked, or claimed to be woken.
   size_t awake_ = 0;
-  // Workers inside a job's code (not its arm). Changed without mu_: a worker that has left
-  // its job but not yet taken mu_ counts as looking, and it does look at resumes_ under mu_
-  // before it parks (and parking takes it out of awake_, under mu_).
+  // Workers that took a job or a resume and have not left its code (its arm excluded).
+  // Raised under mu_ as the worker takes it, so a worker about to run a job never counts
+  // as looking; lowered without mu_ when the job returns or suspends: a worker that has
+  // left its job but not yet taken mu_ counts as looking, and it does look at the queues
+  // under mu_ before it parks (and parking takes it out of awake_, under mu_).
   std::atomic<size_t> running_{0};
   std::atomic<size_t> suspended_{0};
+  std::function<void()> taken_hook_;  // set before any job; read-only after
   // guarded by mu_: parked workers that no Submit() has claimed yet. A Submit() takes one
   // out per job and unparks it; a worker puts itself back only once it has woken.
   std::deque<Worker*> sleepers_;

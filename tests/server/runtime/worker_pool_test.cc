@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <latch>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -98,6 +99,35 @@ TEST_CASE("a job queued while a worker is blocked starts on a parked worker", "[
   CancellationToken second_ran;  // cancelled = the second job has run
   pool.Submit([release] { release.WaitUntil(TimePoint::max()); });
   pool.Submit([second_ran]() mutable { second_ran.Cancel(); });
+  const bool ran =
+      second_ran.WaitUntil(std::chrono::steady_clock::now() + std::chrono::seconds(30));
+  release.Cancel();
+  REQUIRE(pool.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(60)));
+  CHECK(ran);
+}
+
+TEST_CASE("a job queued just as the only awake worker takes a long job starts on a parked worker",
+          "[pool]") {
+  // The window: the woken worker has taken the first job and not yet begun it. Counted as
+  // looking at the queues there, it once made the second job wake no one (seen in a session
+  // test as a call that never started). The hook holds the worker in that window while the
+  // second job is queued.
+  WorkerPool pool(2);
+  std::latch first_taken(1);
+  std::latch second_queued(1);
+  std::atomic<int> taken{0};
+  pool.set_taken_hook_for_test([&] {
+    if (taken.fetch_add(1) == 0) {
+      first_taken.count_down();
+      second_queued.wait();
+    }
+  });
+  CancellationToken release;
+  CancellationToken second_ran;
+  pool.Submit([release] { release.WaitUntil(TimePoint::max()); });
+  first_taken.wait();
+  pool.Submit([second_ran]() mutable { second_ran.Cancel(); });
+  second_queued.count_down();
   const bool ran =
       second_ran.WaitUntil(std::chrono::steady_clock::now() + std::chrono::seconds(30));
   release.Cancel();
