@@ -140,7 +140,7 @@ JobFiber::JobFiber(std::function<void()> job) : state_(std::make_unique<State>()
         state->EnterJob();
         state->worker = std::move(worker);
         state->job();
-        state->job = nullptr;  // its captures go on the job's stack
+        state->job = nullptr;  // its captures are released here, on the job's stack
         state->finished = true;
         state->LeaveJob(/*last=*/true);
         return std::move(state->worker);
