@@ -35,8 +35,7 @@ std::optional<UpstreamRequest::Event> UpstreamRequest::ReadyLocked(const Cancell
 UpstreamRequest::Event UpstreamRequest::BlockingWait(const CancellationToken& token,
                                                      TimePoint deadline) {
   const CancellationToken::Registration registration = token.OnCancel([this] {
-    std::lock_guard<std::mutex> lock(mu_);
-    woken_ = true;
+    std::lock_guard<std::mutex> lock(mu_);  // ordered with the waiter's check of the token
     cv_.notify_all();
   });
   std::unique_lock<std::mutex> lock(mu_);

@@ -95,7 +95,6 @@ class UpstreamRequest : public std::enable_shared_from_this<UpstreamRequest> {
   bool answered_ = false;  // guarded by mu_ (the fields below too)
   bool lost_ = false;
   bool sent_ = true;
-  bool woken_ = false;
   ResumeFn waiter_;  // a suspended Wait()'s, until taken (once) by whoever resumes it
   Json answer_;
   bool is_error_ = false;
