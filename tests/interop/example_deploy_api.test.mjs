@@ -34,7 +34,7 @@ test('examples/deploy-api/try passes and says what it proved', { timeout: TEST_T
   let out = '';
   child.stdout.on('data', (d) => { out += d; });
   child.stderr.on('data', (d) => { out += d; });
-  const code = await withTimeout(new Promise((res) => child.on('exit', res)), 'try to finish', 45000)
+  const code = await withTimeout(new Promise((res) => child.on('close', res)), 'try to finish', 45000)
     .finally(() => child.kill('SIGKILL'));
   assert.equal(code, 0, out);
   assert.doesNotMatch(out, /FAIL/, out);
@@ -58,7 +58,8 @@ test('deploy-api: one restart per key, even for concurrent calls; lookup finds i
     });
     let out = '';
     c.stdout.on('data', (d) => { out += d; });
-    c.on('exit', (code) => res({ code, op: JSON.parse(out) }));
+    // 'close', not 'exit': 'exit' may come before the last of stdout has been read.
+    c.on('close', (code) => res({ code, op: JSON.parse(out) }));
   }));
   const answers = await Promise.all(runs);
   assert.ok(answers.every((a) => a.code === 0), JSON.stringify(answers));
