@@ -39,7 +39,7 @@ class JobFiber {
   JobFiber& operator=(const JobFiber&) = delete;
 
   // Runs the job until it returns (true) or suspends (false). After false, call
-  // TakeArm()'s arm once, with the ResumeFn that will queue this fiber again.
+  // arm() once, with the ResumeFn that will queue this fiber again.
   bool Run();
   // The arm of the Suspend() that returned control to Run(); valid until the fiber runs
   // again (it lives on the fiber's stack).
