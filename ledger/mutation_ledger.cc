@@ -129,23 +129,13 @@ std::string_view LedgerStateName(LedgerState state) {
 }
 
 MutationLedger::MutationLedger(Database& db, Options options)
-    : db_(db), options_(std::move(options)) {}
+    : db_(db), options_(std::move(options)), own_group_(options_.writer) {}
 
 int64_t MutationLedger::NowMs() const {
   if (options_.now_ms) return options_.now_ms();
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-WriterGate::Hold MutationLedger::LockWriter(std::chrono::milliseconds budget) {
-  WriterGate::Hold hold;
-  if (options_.writer == nullptr) return hold;
-  // Clamped: "no deadline" arrives as a huge budget, which must not overflow the clock.
-  if (!options_.writer->Enter(std::min(budget, std::chrono::milliseconds(3600 * 1000)), &hold)) {
-    throw SqliteError(SQLITE_BUSY, "another writer of this process held the ledger");
-  }
-  return hold;
 }
 
 std::optional<MutationLedger::Outcome> MutationLedger::AnswerFinished(
@@ -169,7 +159,7 @@ std::optional<MutationLedger::Outcome> MutationLedger::AnswerFinished(
   return out;
 }
 
-MutationLedger::Outcome MutationLedger::Presented(const LedgerRecord& row,
+MutationLedger::Outcome MutationLedger::Presented(Database& db, const LedgerRecord& row,
                                                   const std::string& fingerprint, int64_t now) {
   Outcome out;
   LedgerState state = row.state;
@@ -212,14 +202,15 @@ MutationLedger::Outcome MutationLedger::Presented(const LedgerRecord& row,
                 ") ended without a recorded outcome; reconcile by key";
   }
 
-  Statement update = db_.Prepare(
-      "UPDATE ledger SET attempts = attempts + 1, state = ?3, updated_ms = ?4 "
-      "WHERE tool = ?1 AND key = ?2");
-  update.Bind(1, row.tool).Bind(2, row.key).Bind(3, LedgerStateName(state));
-  update.Bind(4, state == row.state ? row.updated_ms : now);
-  update.Run();
-
-  out.record = *ReadRow(db_, row.tool, row.key);
+  {
+    Statement update = db.Prepare(
+        "UPDATE ledger SET attempts = attempts + 1, state = ?3, updated_ms = ?4 "
+        "WHERE tool = ?1 AND key = ?2");
+    update.Bind(1, row.tool).Bind(2, row.key).Bind(3, LedgerStateName(state));
+    update.Bind(4, state == row.state ? row.updated_ms : now);
+    update.Run();
+  }
+  out.record = *ReadRow(db, row.tool, row.key);
   if (out.status == Status::kReplayed) out.result = out.record.result;
   return out;
 }
@@ -227,22 +218,22 @@ MutationLedger::Outcome MutationLedger::Presented(const LedgerRecord& row,
 MutationLedger::Outcome MutationLedger::WithNewKey(
     const std::string& tool, const std::string& key, const std::string& fingerprint,
     std::chrono::milliseconds wait_budget,
-    const std::function<Outcome(WriteTransaction&, int64_t now)>& claim) {
+    const std::function<CommitGroup::Keep(Database& db, int64_t now, Outcome* out)>& claim) {
   if (fingerprint.empty()) return Failure(Status::kError, "ledger: empty fingerprint");
   const int64_t now = NowMs();
   try {
     if (std::optional<Outcome> finished = AnswerFinished(tool, key, fingerprint)) {
       return *std::move(finished);
     }
-    const auto writer = LockWriter(wait_budget);
-    db_.SetBusyTimeout(wait_budget);
-    WriteTransaction txn(db_);
-    if (std::optional<LedgerRecord> row = ReadRow(db_, tool, key)) {
-      Outcome out = Presented(*row, fingerprint, now);
-      txn.Commit();
-      return out;
-    }
-    return claim(txn, now);
+    Outcome out;
+    group().Run(db_, wait_budget, [&](Database& db) {
+      if (std::optional<LedgerRecord> row = ReadRow(db, tool, key)) {
+        out = Presented(db, *row, fingerprint, now);
+        return CommitGroup::Keep::kKeep;
+      }
+      return claim(db, now, &out);
+    });
+    return out;
   } catch (const SqliteError& e) {
     return FromSqlite(e);
   }
@@ -251,46 +242,48 @@ MutationLedger::Outcome MutationLedger::WithNewKey(
 MutationLedger::Outcome MutationLedger::RunInDatabase(
     const std::string& tool, const std::string& key, const std::string& fingerprint,
     std::chrono::milliseconds wait_budget, const std::function<EffectOutcome(Database&)>& effect) {
-  return WithNewKey(tool, key, fingerprint, wait_budget, [&](WriteTransaction& txn, int64_t now) {
-    EffectOutcome done;
-    try {
-      done = effect(db_);
-    } catch (const std::exception& e) {
-      return Failure(Status::kError, std::string("the effect failed: ") + e.what());
-    } catch (...) {
-      return Failure(Status::kError, "the effect failed");
-    }
-    if (sqlite3_get_autocommit(db_.handle())) {
-      // Some SQLite errors roll the transaction back on their own; the effect's writes are
-      // gone, so the key must not be recorded as executed.
-      return Failure(Status::kError, "the effect's transaction was rolled back");
-    }
-    if (done.transient) {
-      // Rolled back with the transaction: no row, no effect; a retry runs again.
-      Outcome out;
-      out.status = Status::kExecuted;
-      out.result = std::move(done.result);
-      return out;
-    }
+  using Keep = CommitGroup::Keep;
+  return WithNewKey(
+      tool, key, fingerprint, wait_budget, [&](Database& db, int64_t now, Outcome* out) {
+        EffectOutcome done;
+        try {
+          done = effect(db);
+        } catch (const std::exception& e) {
+          *out = Failure(Status::kError, std::string("the effect failed: ") + e.what());
+          return Keep::kUndo;
+        } catch (...) {
+          *out = Failure(Status::kError, "the effect failed");
+          return Keep::kUndo;
+        }
+        if (sqlite3_get_autocommit(db.handle())) {
+          // Some SQLite errors roll the transaction back on their own; the effect's writes are
+          // gone, so the key must not be recorded as executed.
+          *out = Failure(Status::kError, "the effect's transaction was rolled back");
+          return Keep::kUndo;
+        }
+        if (done.transient) {
+          // Rolled back to its savepoint: no row, no effect; a retry runs again.
+          out->status = Status::kExecuted;
+          out->result = std::move(done.result);
+          return Keep::kUndo;
+        }
 
-    LedgerRecord record;
-    record.tool = tool;
-    record.key = key;
-    record.fingerprint = fingerprint;
-    record.state = done.failed ? LedgerState::kFailed : LedgerState::kCommitted;
-    record.owner = options_.owner;
-    record.operation_id = done.operation_id;
-    record.created_ms = now;
-    record.expires_ms = now + options_.ttl_ms;
-    InsertRow(db_, record, done.result.dump(-1, ' ', false, Json::error_handler_t::replace));
+        LedgerRecord record;
+        record.tool = tool;
+        record.key = key;
+        record.fingerprint = fingerprint;
+        record.state = done.failed ? LedgerState::kFailed : LedgerState::kCommitted;
+        record.owner = options_.owner;
+        record.operation_id = done.operation_id;
+        record.created_ms = now;
+        record.expires_ms = now + options_.ttl_ms;
+        InsertRow(db, record, done.result.dump(-1, ' ', false, Json::error_handler_t::replace));
 
-    Outcome out;
-    out.record = *ReadRow(db_, tool, key);
-    txn.Commit();
-    out.status = Status::kExecuted;
-    out.result = out.record.result;  // as stored, so it equals every later replay
-    return out;
-  });
+        out->record = *ReadRow(db, tool, key);
+        out->status = Status::kExecuted;
+        out->result = out->record.result;  // as stored, so it equals every later replay
+        return Keep::kKeep;
+      });
 }
 
 MutationLedger::Outcome MutationLedger::Claim(const std::string& tool, const std::string& key,
@@ -298,40 +291,37 @@ MutationLedger::Outcome MutationLedger::Claim(const std::string& tool, const std
                                               std::chrono::milliseconds wait_budget,
                                               std::optional<int64_t> lease_ms,
                                               const std::optional<LedgerAttempt>& attempt) {
-  return WithNewKey(tool, key, fingerprint, wait_budget, [&](WriteTransaction& txn, int64_t now) {
-    LedgerRecord record;
-    record.tool = tool;
-    record.key = key;
-    record.fingerprint = fingerprint;
-    record.state = LedgerState::kInProgress;
-    record.owner = options_.owner;
-    record.lease_until_ms = now + lease_ms.value_or(options_.lease_ms);
-    record.created_ms = now;
-    record.attempt = attempt;
-    // executions counts the effect as started: the caller runs it once this commits.
-    InsertRow(db_, record, std::nullopt);
-    Outcome out;
-    out.record = *ReadRow(db_, tool, key);
-    txn.Commit();
-    out.status = Status::kExecuted;
-    return out;
-  });
+  return WithNewKey(tool, key, fingerprint, wait_budget,
+                    [&](Database& db, int64_t now, Outcome* out) {
+                      LedgerRecord record;
+                      record.tool = tool;
+                      record.key = key;
+                      record.fingerprint = fingerprint;
+                      record.state = LedgerState::kInProgress;
+                      record.owner = options_.owner;
+                      record.lease_until_ms = now + lease_ms.value_or(options_.lease_ms);
+                      record.created_ms = now;
+                      record.attempt = attempt;
+                      // executions counts the effect as started: the caller runs it once this
+                      // commits.
+                      InsertRow(db, record, std::nullopt);
+                      out->record = *ReadRow(db, tool, key);
+                      out->status = Status::kExecuted;
+                      return CommitGroup::Keep::kKeep;
+                    });
 }
 
 bool MutationLedger::WriteOwnRow(std::string_view sql,
                                  const std::function<void(Statement&)>& bind) {
   try {
-    const auto writer = LockWriter(kOutcomeWait);
-    db_.SetBusyTimeout(kOutcomeWait);
-    WriteTransaction txn(db_);
     int64_t changed = 0;
-    {
-      Statement stmt = db_.Prepare(sql);
+    group().Run(db_, kOutcomeWait, [&](Database& db) {
+      Statement stmt = db.Prepare(sql);
       bind(stmt);
       stmt.Run();
-      changed = db_.Changes();
-    }
-    txn.Commit();
+      changed = db.Changes();
+      return CommitGroup::Keep::kKeep;
+    });
     return changed == 1;
   } catch (const SqliteError&) {
     // The claim stays as it was; a live lease expires into needs_reconciliation.
@@ -427,17 +417,14 @@ std::optional<LedgerRecord> MutationLedger::Lookup(const std::string& tool,
 size_t MutationLedger::ReapExpired() {
   const int64_t now = NowMs();
   try {
-    const auto writer = LockWriter(kOutcomeWait);
-    db_.SetBusyTimeout(kOutcomeWait);
-    WriteTransaction txn(db_);
     int64_t deleted = 0;
-    {
-      Statement reap = db_.Prepare(
+    group().Run(db_, kOutcomeWait, [&](Database& db) {
+      Statement reap = db.Prepare(
           "DELETE FROM ledger WHERE state IN ('committed', 'failed') AND expires_ms <= ?1");
       reap.Bind(1, now).Run();
-      deleted = db_.Changes();
-    }
-    txn.Commit();
+      deleted = db.Changes();
+      return CommitGroup::Keep::kKeep;
+    });
     return static_cast<size_t>(deleted);
   } catch (const SqliteError&) {
     return 0;  // the next sweep tries again

@@ -6,7 +6,9 @@
 //
 // Thread-safety: none; one MutationLedger per thread, over that thread's own Database
 // connection (SQLite's rule for keel). Several connections, in one process or several,
-// may share the file: every write is one BEGIN IMMEDIATE transaction, so they serialise.
+// may share the file. Every write runs in a savepoint of a BEGIN IMMEDIATE transaction,
+// which the ledgers of one process share when they share a CommitGroup (group commit: one
+// fsync for the writes that arrived together; each write still all-or-nothing).
 //
 // Invariants:
 //  1. A key with a terminal row (committed or failed) never runs its effect again: the
@@ -15,7 +17,9 @@
 //  2. In-database effects (RunInDatabase) commit the claim, the effect, the execution
 //     counter and the result in one transaction (IDEM-3): a crash anywhere before COMMIT
 //     leaves no trace, after it the row is committed. Two connections racing one key:
-//     one runs the effect, the other waits for the write lock and replays.
+//     one runs the effect, the other waits for the write lock and replays. The effect runs
+//     in a savepoint, on whichever connection leads the group's transaction: it must
+//     use only the Database it is given.
 //  3. Remote effects (Claim, then Complete or Release) commit an in_progress claim first.
 //     A claim whose lease has expired was left by a process that died between claim and
 //     outcome: it is never re-executed blindly; it becomes needs_reconciliation.
@@ -51,6 +55,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ledger/commit_group.h"
 #include "ledger/database.h"
 #include "ledger/writer_gate.h"
 
@@ -113,8 +118,11 @@ class MutationLedger {
     int64_t ttl_ms = 24LL * 3600 * 1000;  // terminal rows kept this long
     int64_t lease_ms = 60000;             // a remote claim is live this long
     std::function<int64_t()> now_ms;      // wall clock; null = system_clock
-    // Shared by the ledgers of one process: writers queue on it (up to their wait budget)
-    // before BEGIN IMMEDIATE (see WriterGate). Null: none.
+    // Shared by the ledgers of one process: their writes are batched into shared
+    // transactions, one fsync for many (commit_group.h). Null: this ledger batches only its
+    // own writes, queuing on `writer` before BEGIN IMMEDIATE.
+    CommitGroup* group = nullptr;
+    // The process's writer queue (see WriterGate), used when `group` is null. Null: none.
     WriterGate* writer = nullptr;
   };
 
@@ -192,24 +200,27 @@ class MutationLedger {
   int64_t NowMs() const;
   // Under the write lock: what an existing row means for this presentation of the key.
   // Counts the attempt and turns an abandoned claim into needs_reconciliation.
-  Outcome Presented(const LedgerRecord& row, const std::string& fingerprint, int64_t now);
+  Outcome Presented(Database& db, const LedgerRecord& row, const std::string& fingerprint,
+                    int64_t now);
+  // The path every new claim takes: a finished key is answered from a read; otherwise, in
+  // a savepoint of the group's write transaction, an existing row is Presented() and a
+  // missing one is handed to `claim`, which fills `out` on the connection it is given and
+  // says whether its changes are kept.
+  Outcome WithNewKey(
+      const std::string& tool, const std::string& key, const std::string& fingerprint,
+      std::chrono::milliseconds wait_budget,
+      const std::function<CommitGroup::Keep(Database& db, int64_t now, Outcome* out)>& claim);
   // A committed or failed row answers at once from a plain read (no write transaction):
   // its replay, or a mismatch. Null when the key is absent or not finished.
-  // The path every new claim takes: a finished key is answered from a read; otherwise,
-  // under the writer lock and one BEGIN IMMEDIATE transaction, an existing row is
-  // Presented() and a missing one is handed to `claim`, which must commit `txn` itself.
-  Outcome WithNewKey(const std::string& tool, const std::string& key,
-                     const std::string& fingerprint, std::chrono::milliseconds wait_budget,
-                     const std::function<Outcome(WriteTransaction&, int64_t now)>& claim);
-  // Enters the writer gate within `budget`; throws SqliteError(SQLITE_BUSY) if it cannot.
-  WriterGate::Hold LockWriter(std::chrono::milliseconds budget);
   std::optional<Outcome> AnswerFinished(const std::string& tool, const std::string& key,
                                         const std::string& fingerprint);
-  // One write transaction running `sql`; true when exactly one row changed.
+  // One write running `sql` (waiting up to kOutcomeWait); true when exactly one row changed.
   bool WriteOwnRow(std::string_view sql, const std::function<void(Statement&)>& bind);
+  CommitGroup& group() { return options_.group != nullptr ? *options_.group : own_group_; }
 
   Database& db_;
   Options options_;
+  CommitGroup own_group_;  // used when options_.group is null
 };
 
 }  // namespace keel

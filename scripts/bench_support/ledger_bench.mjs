@@ -18,16 +18,20 @@
 //   (all recorded commits / the time of both halves), so drift of the disk during the run
 //   lands on both sides of the ratio.
 //
-// new keys: per in-flight count K (--inflight, default 1,16) a FRESH keel (keel's default
-//   workers unless --workers; its own database file) is initialized, gets --warmup
+// new keys: per in-flight count K (--inflight, default 1,16) a FRESH keel (--workers K, at
+//   least 2, unless --workers: a keyed write waits on the disk, not on a core, and group
+//   commit can only put into one transaction the writes that hold a slot together; its own
+//   database file) is initialized, gets --warmup
 //   unrecorded calls, then --calls measured `charge_account` calls, each with a fresh
 //   idempotencyKey (accounts acct-0..acct-63, 1 cent each), exactly K in flight: each
 //   response releases one new request; requests released by one chunk of responses go out
 //   in one write(). Each answer must be an executed charge (not an error, not a replay,
 //   a charge_id); anything else is counted by its error type and printed. mutations/s =
-//   calls / wall time of the measured phase. Each call is one BEGIN IMMEDIATE ... COMMIT
-//   in keel (ledger row + account + charge), i.e. one durable commit like a raw one.
-//   ratio = best keel mutations/s over the K values / raw commits/s.
+//   calls / wall time of the measured phase. Each call is one savepoint (ledger row +
+//   account + charge) of a BEGIN IMMEDIATE ... COMMIT that keel's group commit shares
+//   between the calls that arrive together (ledger/commit_group.h): one call alone is one
+//   durable commit like a raw one. ratio = keel mutations/s at 16 in flight (else the best
+//   K) / raw commits/s.
 //
 // replays: a FRESH keel on the database the last new-key run left (a few thousand ledger
 //   rows, so lookups walk a real B-tree), one keyed charge, then --replay-warmup
@@ -68,7 +72,7 @@ export const USAGE = `usage: scripts/bench --ledger [--calls N] [--warmup N] [--
     --replay-inflight K  in flight during the replays (default 16)
     --raw-commits N   raw commits measured, in two halves around keel's runs (default 2000)
     --raw-warmup N    unrecorded raw commits before each half (default 50)
-    --workers W       keel --workers (default: keel's default, hardware threads)
+    --workers W       keel --workers (default: each phase's in-flight count, at least 2)
   --keel PATH         keel binary (default $KEEL_BINARY or build/keel)
   --json              print the results as JSON on stdout instead of the summary
 Progress goes to stderr. Exit 0 unless keel fails to run.`;
@@ -208,14 +212,15 @@ function errorType(m) {
   return null;
 }
 
-function keelArgs(o, db) {
+function keelArgs(o, db, K) {
   const args = ['--db', db];
-  if (o.workers != null) args.push('--workers', String(o.workers));
+  const workers = o.workers ?? (K != null ? Math.max(2, K) : null);
+  if (workers != null) args.push('--workers', String(workers));
   return args;
 }
 
-async function withKeel(o, db, body) {
-  const k = startKeel(o.keel, keelArgs(o, db));
+async function withKeel(o, db, K, body) {
+  const k = startKeel(o.keel, keelArgs(o, db, K));
   try {
     await initialize(k);
     const r = await body(k);
@@ -254,7 +259,7 @@ function phaseFigures(k, n, ms, latencies, cpu0, driver0) {
 }
 
 async function runNewKeys(o, db, K) {
-  return withKeel(o, db, async (k) => {
+  return withKeel(o, db, K, async (k) => {
     const errors = {};
     let executed = 0, replayed = 0, firstBad = null;
     const check = (id, m) => {
@@ -276,7 +281,7 @@ async function runNewKeys(o, db, K) {
 }
 
 async function runReplays(o, db) {
-  return withKeel(o, db, async (k) => {
+  return withKeel(o, db, null, async (k) => {  // replays are reads: keel's default workers
     const KEY = 'replay-key-1';
     const req = (id) => chargeReq(id, 'acct-replay', KEY);
     let original = null;
@@ -354,12 +359,12 @@ function report(r) {
   for (const x of r.new_keys) if (x.first_bad) lines.push(`new key, ${x.K} in flight, first unexpected answer: ${x.first_bad}`);
   if (p.first_bad) lines.push(`replay, first unexpected answer: ${p.first_bad}`);
   lines.push('');
-  const best = r.new_keys.reduce((a, b) => (b.per_s > a.per_s ? b : a));
+  const best = r.new_keys.find((x) => x.K === 16) ?? r.new_keys.reduce((a, b) => (b.per_s > a.per_s ? b : a));
   const ratio = best.per_s / r.raw.commits_per_s;
   const allOk = r.new_keys.every((x) => x.executed === x.calls);
   const goals = [
-    { goal: 'new-key mutations/s >= 0.7 x raw commits/s (best in-flight count)',
-      value: `${fmt(ratio, 2)} (${fmt(best.per_s)}/s at ${best.K} in flight vs ${fmt(r.raw.commits_per_s)}/s)`, pass: ratio >= 0.7 },
+    { goal: `group commit: new-key mutations/s >= 2 x raw commits/s (at ${best.K} in flight)`,
+      value: `${fmt(ratio, 2)} (${fmt(best.per_s)}/s vs ${fmt(r.raw.commits_per_s)}/s)`, pass: ratio >= 2 },
     { goal: 'replays/s >= 20000', value: `${fmt(p.per_s)}/s`, pass: p.per_s >= 20000 },
     { goal: 'every new-key call executed once', value: allOk ? 'yes' : 'NO', pass: allOk },
     { goal: 'every replay marked replayed, same charge_id', value: p.replays_ok === p.calls ? 'yes' : 'NO', pass: p.replays_ok === p.calls },
@@ -380,7 +385,7 @@ export async function main(argv) {
   const dir = mkdtempSync(join(tmpdir(), 'keel-bench-ledger-'));
   try {
     const defaults = keelDefaults(o.keel);
-    const workers = o.workers ?? `keel default (${defaults.workers === 0 ? `hardware threads, at least 2: ${Math.max(2, cpus().length)}` : defaults.workers})`;
+    const workers = o.workers ?? `new keys: the in-flight count (at least 2); replays: keel default (${defaults.workers === 0 ? `hardware threads, at least 2: ${Math.max(2, cpus().length)}` : defaults.workers})`;
     const bin = buildRaw(dir);
     const half1 = Math.ceil(o.rawCommits / 2), half2 = o.rawCommits - half1;
     log(`raw: ${half1} commits ...`);

@@ -100,13 +100,27 @@ std::unique_ptr<LedgerService> LedgerService::Open(Options options, std::string*
       *exit_code = kExitConfig;
       return nullptr;
   }
+  std::unique_ptr<Database> writer = Database::Open(options.path, error);
+  if (!writer) {
+    *error = "cannot open the database " + options.path + ": " + *error;
+    *exit_code = kExitCantCreate;
+    return nullptr;
+  }
   std::unique_ptr<LedgerService> service(new LedgerService(std::move(options)));
+  service->group_ = std::make_unique<CommitGroup>(&service->writer_, std::move(writer));
   // The connection that migrated becomes the opening thread's own.
   auto mine = std::make_unique<PerThread>();
   mine->db = std::move(db);
   mine->ledger = std::make_unique<MutationLedger>(*mine->db, service->LedgerOptions());
   service->threads_.emplace(std::this_thread::get_id(), std::move(mine));
   return service;
+}
+
+LedgerService::~LedgerService() {
+  if (group_ && group_->units() > 0) {
+    spdlog::info("ledger: {} write(s) committed in {} transaction(s)", group_->units(),
+                 group_->transactions());
+  }
 }
 
 LedgerService::PerThread& LedgerService::ForThisThread() {
@@ -130,6 +144,7 @@ MutationLedger::Options LedgerService::LedgerOptions() {
   options.owner = options_.owner;
   options.ttl_ms = options_.ttl_ms;
   options.writer = &writer_;
+  options.group = group_.get();
   return options;
 }
 

@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ledger/commit_group.h"
 #include "ledger/database.h"
 #include "ledger/mutation_ledger.h"
 #include "ledger/writer_gate.h"
@@ -42,6 +43,8 @@ class LedgerService {
   // *exit_code 73 (cannot open or create; a second hard link; not writable; damaged pages:
   // see DatabaseCheck) or 78 (written by a newer keel, or a migration failed).
   static std::unique_ptr<LedgerService> Open(Options options, std::string* error, int* exit_code);
+  // Logs how many keyed writes were committed, in how many transactions.
+  ~LedgerService();
 
   // This thread's connection and ledger, opened on first use. Throws SqliteError if the
   // file cannot be opened any more. Ask again after anything that may suspend (suspend.h):
@@ -59,6 +62,9 @@ class LedgerService {
   Json RunUnkeyed(const std::function<EffectOutcome(Database&)>& effect);
 
   const Options& options() const { return options_; }
+  // Keyed writes committed so far, and the transactions (fsyncs) they took.
+  uint64_t writes_committed() const { return group_->units(); }
+  uint64_t write_transactions() const { return group_->transactions(); }
 
  private:
   explicit LedgerService(Options options) : options_(std::move(options)) {}
@@ -74,6 +80,9 @@ class LedgerService {
 
   Options options_;
   WriterGate writer_;  // this process's ledger writers queue here
+  // Keyed writes of every thread, batched into shared transactions (one fsync for many) on
+  // a connection of their own. Set by Open().
+  std::unique_ptr<CommitGroup> group_;
   std::mutex mu_;
   std::unordered_map<std::thread::id, std::unique_ptr<PerThread>> threads_;  // guarded by mu_
 };
