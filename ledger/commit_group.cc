@@ -17,7 +17,7 @@ SqliteError Lost(const std::string& why) {
                                        "); nothing of this write was committed");
 }
 
-bool InTransaction(Database& db) { return sqlite3_get_autocommit(db.handle()) == 0; }
+bool InTransaction(Database& db) { return db.InTransaction(); }
 
 }  // namespace
 
@@ -158,8 +158,8 @@ size_t CommitGroup::RunUnits(Database& db, const std::vector<Unit*>& batch, size
       return next + 1;
     }
     try {
-      if (u->error || u->keep == Keep::kUndo) db.Prepare("ROLLBACK TO keel_unit").Run();
-      db.Prepare("RELEASE keel_unit").Run();
+      if (u->error || u->keep == Keep::kUndo) db.Prepare("ROLLBACK TO SAVEPOINT keel_unit").Run();
+      db.Prepare("RELEASE SAVEPOINT keel_unit").Run();
     } catch (const SqliteError& e) {
       if (!u->error && u->keep == Keep::kKeep) u->error = std::make_exception_ptr(Lost(e.what()));
       db.Rollback();

@@ -9,6 +9,8 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 
+#include "ledger/pg_database.h"
+
 namespace keel {
 
 namespace {
@@ -65,7 +67,7 @@ std::string SecondNameProblem(sqlite3* db) {
 // file at once, SQLite may answer SQLITE_BUSY at once instead of calling the busy handler (the
 // handler is skipped where waiting could deadlock), so the wait is done here: seen as
 // "database is locked" from the second of two keels started together on one new --db.
-std::string ExecRetryingBusy(Database& db, sqlite3* raw, const char* sql) {
+std::string ExecRetryingBusy(SqliteDatabase& db, sqlite3* raw, const char* sql) {
   constexpr auto kPause = std::chrono::milliseconds(10);
   const auto until =
       std::chrono::steady_clock::now() + std::chrono::milliseconds(kDefaultBusyTimeoutMs);
@@ -80,69 +82,95 @@ std::string ExecRetryingBusy(Database& db, sqlite3* raw, const char* sql) {
   }
 }
 
+// A cached sqlite3_stmt.
+class SqliteCursor final : public StatementCursor {
+ public:
+  SqliteCursor(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  ~SqliteCursor() override { sqlite3_finalize(stmt_); }
+
+  void Bind(int index, int64_t value) override { Check(sqlite3_bind_int64(stmt_, index, value)); }
+  void Bind(int index, std::string_view value) override {
+    // SQLITE_TRANSIENT: SQLite copies the bytes, so `value` need not outlive the step.
+    Check(sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT,
+                              SQLITE_UTF8));
+  }
+  void BindNull(int index) override { Check(sqlite3_bind_null(stmt_, index)); }
+  bool Step() override {
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    const std::string sql = sqlite3_sql(stmt_) ? sqlite3_sql(stmt_) : "";
+    Throw(db_, rc, sql);
+  }
+  int64_t Int64(int column) const override { return sqlite3_column_int64(stmt_, column); }
+  std::string Text(int column) const override {
+    // Copy now: the pointer dies at the next step, reset or type conversion.
+    const unsigned char* text = sqlite3_column_text(stmt_, column);
+    if (text == nullptr) return {};
+    return std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt_, column));
+  }
+  bool IsNull(int column) const override {
+    return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+  }
+  void Reset() noexcept override {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+
+ private:
+  void Check(int rc) const {
+    if (rc != SQLITE_OK) Throw(db_, rc, "bind");
+  }
+  sqlite3* db_;
+  sqlite3_stmt* stmt_;
+};
+
 }  // namespace
 
-Statement::Statement(Statement&& other) noexcept
-    : db_(other.db_), stmt_(other.stmt_), borrowed_(other.borrowed_) {
-  other.stmt_ = nullptr;
-  other.borrowed_ = nullptr;
-}
-
 Statement::~Statement() {
-  if (stmt_ == nullptr) return;
-  sqlite3_reset(stmt_);
-  sqlite3_clear_bindings(stmt_);
-  if (borrowed_) *borrowed_ = false;
+  if (cursor_ == nullptr) return;
+  cursor_->Reset();
+  cursor_->borrowed_ = false;
 }
 
-void Statement::Check(int rc) const {
-  if (rc != SQLITE_OK) Throw(db_, rc, "bind");
-}
-
-Statement& Statement::Bind(int index, int64_t value) {
-  Check(sqlite3_bind_int64(stmt_, index, value));
-  return *this;
-}
-
-Statement& Statement::Bind(int index, std::string_view value) {
-  // SQLITE_TRANSIENT: SQLite copies the bytes, so `value` need not outlive the step.
-  Check(
-      sqlite3_bind_text64(stmt_, index, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8));
-  return *this;
-}
-
-Statement& Statement::BindNull(int index) {
-  Check(sqlite3_bind_null(stmt_, index));
-  return *this;
-}
-
-bool Statement::Step() {
-  const int rc = sqlite3_step(stmt_);
-  if (rc == SQLITE_ROW) return true;
-  if (rc == SQLITE_DONE) return false;
-  const std::string sql = sqlite3_sql(stmt_) ? sqlite3_sql(stmt_) : "";
-  Throw(db_, rc, sql);
-}
-
-void Statement::Run() {
-  while (Step()) {
+Statement Database::Prepare(std::string_view sql) {
+  auto it = statements_.find(std::string(sql));
+  if (it == statements_.end()) {
+    std::unique_ptr<StatementCursor> cursor = NewCursor(sql);  // throws when it does not compile
+    it = statements_.emplace(std::string(sql), std::move(cursor)).first;
   }
+  StatementCursor& cursor = *it->second;
+  if (cursor.borrowed_) {
+    throw SqliteError(SQLITE_MISUSE,
+                      "prepare: a Statement of this SQL is still alive: " + std::string(sql));
+  }
+  cursor.borrowed_ = true;
+  return Statement(&cursor);
 }
 
-int64_t Statement::Int64(int column) const { return sqlite3_column_int64(stmt_, column); }
-
-std::string Statement::Text(int column) const {
-  // Copy now: the pointer dies at the next step, reset or type conversion.
-  const unsigned char* text = sqlite3_column_text(stmt_, column);
-  if (text == nullptr) return {};
-  return std::string(reinterpret_cast<const char*>(text), sqlite3_column_bytes(stmt_, column));
+bool Database::IsPostgresUrl(const std::string& spec) {
+  return spec.rfind("postgresql://", 0) == 0 || spec.rfind("postgres://", 0) == 0;
 }
 
-bool Statement::IsNull(int column) const {
-  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
+std::string Database::Describe(const std::string& spec) {
+  if (!IsPostgresUrl(spec)) return spec;
+  // scheme://user:password@host...: the password is what lies between the first ':' after
+  // the scheme and the '@' of the authority.
+  const size_t start = spec.find("://") + 3;
+  const size_t at = spec.find('@', start);
+  const size_t slash = spec.find('/', start);
+  if (at == std::string::npos || (slash != std::string::npos && slash < at)) return spec;
+  const size_t colon = spec.find(':', start);
+  if (colon == std::string::npos || colon > at) return spec;
+  return spec.substr(0, colon + 1) + "***" + spec.substr(at);
 }
 
-std::unique_ptr<Database> Database::Open(const std::string& path, std::string* error) {
+std::unique_ptr<Database> Database::Open(const std::string& spec, std::string* error) {
+  if (IsPostgresUrl(spec)) return PgDatabase::Connect(spec, error);
+  return SqliteDatabase::Open(spec, error);
+}
+
+std::unique_ptr<SqliteDatabase> SqliteDatabase::Open(const std::string& path, std::string* error) {
   WarnIfWalResetBug();
   sqlite3* raw = nullptr;
   const int rc =
@@ -153,7 +181,7 @@ std::unique_ptr<Database> Database::Open(const std::string& path, std::string* e
     sqlite3_close_v2(raw);
     return nullptr;
   }
-  std::unique_ptr<Database> db(new Database(raw));
+  std::unique_ptr<SqliteDatabase> db(new SqliteDatabase(raw));
   // Before anything is read or written through this name.
   if (std::string problem = SecondNameProblem(raw); !problem.empty()) {
     *error = std::move(problem);
@@ -178,14 +206,13 @@ bool Database::HasWalResetBug(int version_number) {
   return true;
 }
 
-Database::~Database() {
+SqliteDatabase::~SqliteDatabase() {
   // Finalize first: sqlite3_close_v2 would otherwise keep the connection half-open.
-  for (auto& [sql, cached] : statements_) sqlite3_finalize(cached.stmt);
-  statements_.clear();
+  ClearStatements();
   sqlite3_close_v2(db_);
 }
 
-std::string Database::Exec(const std::string& sql) {
+std::string SqliteDatabase::Exec(const std::string& sql) {
   char* message = nullptr;
   if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message) == SQLITE_OK) return {};
   std::string error = message ? message : "unknown SQLite error";
@@ -193,7 +220,7 @@ std::string Database::Exec(const std::string& sql) {
   return error;
 }
 
-std::string Database::Pragma(const std::string& name) {
+std::string SqliteDatabase::Pragma(const std::string& name) {
   sqlite3_stmt* stmt = nullptr;
   const std::string sql = "PRAGMA " + name;
   std::string value;
@@ -206,41 +233,34 @@ std::string Database::Pragma(const std::string& name) {
   return value;
 }
 
-Statement Database::Prepare(std::string_view sql) {
-  auto [it, inserted] = statements_.try_emplace(std::string(sql));
-  Cached& cached = it->second;
-  if (inserted) {
-    const int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
-                                      SQLITE_PREPARE_PERSISTENT, &cached.stmt, nullptr);
-    if (rc != SQLITE_OK || cached.stmt == nullptr) {
-      sqlite3_finalize(cached.stmt);
-      statements_.erase(it);
-      if (rc == SQLITE_OK) throw SqliteError(SQLITE_MISUSE, "prepare: empty SQL");
-      Throw(db_, rc, "prepare");
-    }
+std::unique_ptr<StatementCursor> SqliteDatabase::NewCursor(std::string_view sql) {
+  sqlite3_stmt* stmt = nullptr;
+  const int rc = sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
+                                    SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+  if (rc != SQLITE_OK || stmt == nullptr) {
+    sqlite3_finalize(stmt);
+    if (rc == SQLITE_OK) throw SqliteError(SQLITE_MISUSE, "prepare: empty SQL");
+    Throw(db_, rc, "prepare");
   }
-  if (cached.borrowed) {
-    throw SqliteError(SQLITE_MISUSE,
-                      "prepare: a Statement of this SQL is still alive: " + std::string(sql));
-  }
-  cached.borrowed = true;
-  return Statement(db_, cached.stmt, &cached.borrowed);
+  return std::make_unique<SqliteCursor>(db_, stmt);
 }
 
-int64_t Database::Changes() const { return sqlite3_changes64(db_); }
+int64_t SqliteDatabase::Changes() const { return sqlite3_changes64(db_); }
 
-void Database::SetBusyTimeout(std::chrono::milliseconds timeout) {
+void SqliteDatabase::SetBusyTimeout(std::chrono::milliseconds timeout) {
   const auto ms = std::clamp<int64_t>(timeout.count(), 0, INT32_MAX);
   sqlite3_busy_timeout(db_, static_cast<int>(ms));
 }
 
-void Database::BeginImmediate() { Prepare("BEGIN IMMEDIATE").Run(); }
+void SqliteDatabase::BeginImmediate() { Prepare("BEGIN IMMEDIATE").Run(); }
 
-void Database::Commit() { Prepare("COMMIT").Run(); }
+void SqliteDatabase::Commit() { Prepare("COMMIT").Run(); }
 
-void Database::Rollback() noexcept {
+void SqliteDatabase::Rollback() noexcept {
   if (sqlite3_get_autocommit(db_)) return;  // no transaction open
   sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
 }
+
+bool SqliteDatabase::InTransaction() const { return sqlite3_get_autocommit(db_) == 0; }
 
 }  // namespace keel

@@ -53,7 +53,7 @@ bool IsDamage(int code) {
 // committed: a commit would cost a WAL frame now and a checkpoint with three fsyncs at exit
 // (~15 ms here, on every start, where keel otherwise writes nothing), and the one failure only
 // a commit would show, a full disk, is one that a later retry can get past.
-void ProveWritable(Database& db, DatabaseCheck& check) {
+void ProveWritable(SqliteDatabase& db, DatabaseCheck& check) {
   if (sqlite3_db_readonly(db.handle(), "main") == 1) {
     check.verdict = DatabaseCheck::Verdict::kNotWritable;
     check.problem = "it opens read-only (no write permission, or a read-only filesystem)";
@@ -78,7 +78,7 @@ void ProveWritable(Database& db, DatabaseCheck& check) {
   }
 }
 
-void ScanPages(Database& db, std::chrono::steady_clock::time_point scan_until,
+void ScanPages(SqliteDatabase& db, std::chrono::steady_clock::time_point scan_until,
                DatabaseCheck& check) {
   if (std::chrono::steady_clock::now() >= scan_until) {
     check.scan_complete = false;
@@ -110,9 +110,11 @@ void ScanPages(Database& db, std::chrono::steady_clock::time_point scan_until,
 
 DatabaseCheck CheckDatabase(Database& db, std::chrono::steady_clock::time_point scan_until) {
   DatabaseCheck check;
-  ProveWritable(db, check);
+  auto* file = dynamic_cast<SqliteDatabase*>(&db);
+  if (file == nullptr) return check;  // a PostgreSQL server checks its own pages
+  ProveWritable(*file, check);
   if (check.verdict != DatabaseCheck::Verdict::kUsable) return check;
-  ScanPages(db, scan_until, check);
+  ScanPages(*file, scan_until, check);
   return check;
 }
 

@@ -34,7 +34,8 @@ struct DatabaseCheck {
   bool scan_complete = true;
 };
 
-// Takes the write lock (waiting up to the connection's busy timeout), rewrites the schema
+// SQLite only (a PostgreSQL connection is usable as it is): takes the write lock (waiting up
+// to the connection's busy timeout), rewrites the schema
 // version it finds and rolls back; then runs quick_check until it finishes or `scan_until`
 // passes (already passed: no scan).
 DatabaseCheck CheckDatabase(Database& db, std::chrono::steady_clock::time_point scan_until);

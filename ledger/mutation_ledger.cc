@@ -255,7 +255,7 @@ MutationLedger::Outcome MutationLedger::RunInDatabase(
           *out = Failure(Status::kError, "the effect failed");
           return Keep::kUndo;
         }
-        if (sqlite3_get_autocommit(db.handle())) {
+        if (!db.InTransaction()) {
           // Some SQLite errors roll the transaction back on their own; the effect's writes are
           // gone, so the key must not be recorded as executed.
           *out = Failure(Status::kError, "the effect's transaction was rolled back");

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ledger/database.h"
 #include "ledger/kill_switch.h"
 #include "server/app/exit_codes.h"
 #include "server/durable/policy_store.h"
@@ -43,8 +44,8 @@ void RecordStartup(const CliOptions& flags, const Policy& policy, std::ostream& 
       SetWritesBlocked(db, true, WallClockMs(),
                        "--block-writes at start-up (pid " + std::to_string(getpid()) + ")");
     } catch (const std::exception& e) {
-      err << "keel: cannot turn the kill switch on in " << state->db_path << ": " << e.what()
-          << "\n";
+      err << "keel: cannot turn the kill switch on in " << Database::Describe(state->db_path)
+          << ": " << e.what() << "\n";
       state->exit_code = kExitCantCreate;
       return;
     }
@@ -52,7 +53,8 @@ void RecordStartup(const CliOptions& flags, const Policy& policy, std::ostream& 
   try {
     RecordPolicy(db, policy, WallClockMs(), "keel start-up (pid " + std::to_string(getpid()) + ")");
   } catch (const std::exception& e) {
-    spdlog::warn("could not record the policy in {}: {}", state->db_path, e.what());
+    spdlog::warn("could not record the policy in {}: {}", Database::Describe(state->db_path),
+                 e.what());
   }
   if (WritesBlocked(db)) {
     spdlog::warn(

@@ -12,6 +12,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "ledger/database.h"
 #include "server/app/durable_state.h"
 #include "server/app/exit_codes.h"
 #include "server/app/http_setup.h"
@@ -108,7 +109,8 @@ int Serve(const CliOptions& flags) {
   std::string db_error;
   std::unique_ptr<TaskStoreThread> task_store = TaskStoreThread::Start(durable.db_path, &db_error);
   if (!task_store) {
-    std::cerr << "keel: cannot open " << durable.db_path << " for tasks: " << db_error << "\n";
+    std::cerr << "keel: cannot open " << Database::Describe(durable.db_path)
+              << " for tasks: " << db_error << "\n";
     return kExitCantCreate;
   }
   StdioServer server({.flags = flags,

@@ -72,10 +72,15 @@ Json KeyError(const std::string& type, const std::string& text, const std::strin
 
 std::unique_ptr<LedgerService> LedgerService::Open(Options options, std::string* error,
                                                    int* exit_code) {
+  const std::string shown = Database::Describe(options.path);
+  // A PostgreSQL server that cannot be reached is unavailable (69), not a file keel cannot
+  // create (73).
+  const int cannot_open =
+      Database::IsPostgresUrl(options.path) ? kExitUnavailable : kExitCantCreate;
   std::unique_ptr<Database> db = Database::Open(options.path, error);
   if (!db) {
-    *error = "cannot open the database " + options.path + ": " + *error;
-    *exit_code = kExitCantCreate;
+    *error = "cannot open the database " + shown + ": " + *error;
+    *exit_code = cannot_open;
     return nullptr;
   }
   // Checked before migrating: a file that cannot be written (or is damaged) is a file keel
@@ -90,20 +95,20 @@ std::unique_ptr<LedgerService> LedgerService::Open(Options options, std::string*
     case MigrateStatus::kOk:
       break;
     case MigrateStatus::kNewerThanBinary:
-      *error = "the database " + options.path + " was written by a newer keel (schema newer " +
-               "than version " + std::to_string(SchemaVersion()) +
+      *error = "the database " + shown + " was written by a newer keel (schema newer " +
+               "than version " + std::to_string(SchemaVersion(db->dialect())) +
                "); use that keel or another --db";
       *exit_code = kExitConfig;
       return nullptr;
     case MigrateStatus::kError:
-      *error = "cannot prepare the database " + options.path + ": " + why;
+      *error = "cannot prepare the database " + shown + ": " + why;
       *exit_code = kExitConfig;
       return nullptr;
   }
   std::unique_ptr<Database> writer = Database::Open(options.path, error);
   if (!writer) {
-    *error = "cannot open the database " + options.path + ": " + *error;
-    *exit_code = kExitCantCreate;
+    *error = "cannot open the database " + shown + ": " + *error;
+    *exit_code = cannot_open;
     return nullptr;
   }
   std::unique_ptr<LedgerService> service(new LedgerService(std::move(options)));

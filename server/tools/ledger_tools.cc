@@ -137,7 +137,7 @@ class ChargeAccount final : public MutationTool {
   EffectOutcome Effect(Database& db, const Json& args, const std::string& key) override {
     const std::string account = args.at("account").get<std::string>();
     const int64_t cents = args.at("cents").get<int64_t>();
-    db.Prepare("INSERT OR IGNORE INTO accounts(account, balance_cents) VALUES(?1, ?2)")
+    db.Prepare("INSERT INTO accounts(account, balance_cents) VALUES(?1, ?2) ON CONFLICT DO NOTHING")
         .Bind(1, account)
         .Bind(2, kOpeningBalanceCents)
         .Run();
@@ -212,7 +212,8 @@ class ReserveInventory final : public MutationTool {
     const std::string sku = args.at("sku").get<std::string>();
     const std::string tenant = args.at("tenant").get<std::string>();
     const int64_t quantity = args.at("quantity").get<int64_t>();
-    db.Prepare("INSERT OR IGNORE INTO inventory(tenant, sku, stock) VALUES(?1, ?2, ?3)")
+    db.Prepare(
+          "INSERT INTO inventory(tenant, sku, stock) VALUES(?1, ?2, ?3) ON CONFLICT DO NOTHING")
         .Bind(1, tenant)
         .Bind(2, sku)
         .Bind(3, kOpeningStock)

@@ -97,8 +97,8 @@ std::future<Keep> StartWrite(CommitGroup& group, LedgerFile& file, size_t queued
 }  // namespace
 
 TEST_CASE("IDEM-3 writes queued while a transaction is written commit together in the next one",
-          "[ledger][IDEM-3]") {
-  LedgerFile file;
+          "[ledger][IDEM-3][DIST-4]") {
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   CommitGroup group(nullptr, file.Open());
   std::vector<std::future<Keep>> writes;
   {
@@ -120,8 +120,8 @@ TEST_CASE("IDEM-3 writes queued while a transaction is written commit together i
 TEST_CASE(
     "IDEM-3 a write that throws is rolled back alone and the others of its transaction "
     "commit",
-    "[ledger][IDEM-3]") {
-  LedgerFile file;
+    "[ledger][IDEM-3][DIST-4]") {
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   CommitGroup group;
   std::future<Keep> before;
   std::future<Keep> failing;
@@ -152,8 +152,8 @@ TEST_CASE(
 }
 
 TEST_CASE("IDEM-3 a write that asks to be undone leaves nothing and the others commit",
-          "[ledger][IDEM-3]") {
-  LedgerFile file;
+          "[ledger][IDEM-3][DIST-4]") {
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   CommitGroup group;
   std::future<Keep> undone;
   std::future<Keep> kept;
@@ -178,8 +178,8 @@ TEST_CASE("IDEM-3 a write that asks to be undone leaves nothing and the others c
 TEST_CASE(
     "IDEM-3 a write that loses the shared transaction fails the writes before it, and the "
     "ones after commit in the next",
-    "[ledger][IDEM-3]") {
-  LedgerFile file;
+    "[ledger][IDEM-3][DIST-4]") {
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   CommitGroup group;
   std::future<Keep> before;
   std::future<Keep> losing;
@@ -214,8 +214,8 @@ TEST_CASE(
 }
 
 TEST_CASE("IDEM-3 a write still queued when its budget runs out fails busy and runs nothing",
-          "[ledger][IDEM-3]") {
-  LedgerFile file;
+          "[ledger][IDEM-3][DIST-4]") {
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   CommitGroup group;
   HeldTransaction held(group, file);
   auto db = file.Open();
@@ -234,8 +234,8 @@ TEST_CASE("IDEM-3 a write still queued when its budget runs out fails busy and r
 }
 
 TEST_CASE("IDEM-3 the same key twice in one shared transaction runs its effect once",
-          "[ledger][IDEM-3]") {
-  LedgerFile file;
+          "[ledger][IDEM-3][DIST-4]") {
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   CommitGroup group(nullptr, file.Open());
   auto first_db = file.Open();
   auto second_db = file.Open();
@@ -272,8 +272,8 @@ TEST_CASE("IDEM-3 the same key twice in one shared transaction runs its effect o
 }
 
 TEST_CASE("IDEM-3 ledgers racing new keys through one group run each effect once",
-          "[ledger][IDEM-3]") {
-  LedgerFile file;
+          "[ledger][IDEM-3][DIST-4]") {
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   CommitGroup group(nullptr, file.Open());
   constexpr int kThreads = 8;
   constexpr int kKeys = 40;

@@ -4,8 +4,12 @@
 #pragma once
 
 #include <atomic>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
 
@@ -16,18 +20,52 @@
 
 namespace keel {
 
+// The backends the ledger tests run on: "sqlite" always, and "postgres" when
+// KEEL_TEST_POSTGRES_URL names a server to use (scripts/test starts a throwaway one:
+// scripts/pg_test_server). A test takes one with GENERATE(from_range(LedgerBackends())).
+inline std::vector<std::string> LedgerBackends() {
+  std::vector<std::string> backends = {"sqlite"};
+  const char* url = std::getenv("KEEL_TEST_POSTGRES_URL");
+  if (url != nullptr && *url != '\0') backends.push_back("postgres");
+  return backends;
+}
+
 class LedgerFile {
  public:
-  LedgerFile() {
+  // "sqlite": a file in a temp dir. "postgres": a schema of its own (t_<random>) on the
+  // server KEEL_TEST_POSTGRES_URL names, dropped at the end.
+  explicit LedgerFile(const std::string& backend = "sqlite") {
+    if (backend == "postgres") {
+      const std::string base = std::getenv("KEEL_TEST_POSTGRES_URL");
+      schema_ = "t_" + std::filesystem::path(dir_.path()).filename().string();
+      for (char& c : schema_) {
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+      }
+      std::string error;
+      admin_ = Database::Open(base, &error);
+      INFO(error);
+      REQUIRE(admin_ != nullptr);
+      REQUIRE(admin_->Exec("CREATE SCHEMA " + schema_) == "");
+      spec_ = base + (base.find('?') == std::string::npos ? "?" : "&") +
+              "options=-csearch_path%3D" + schema_;
+    } else {
+      spec_ = dir_.File("ledger.db");
+    }
     auto db = Open();
     std::string error;
     REQUIRE(Migrate(*db, &error) == MigrateStatus::kOk);
   }
+  ~LedgerFile() {
+    if (admin_) (void)admin_->Exec("DROP SCHEMA " + schema_ + " CASCADE");
+  }
+  LedgerFile(const LedgerFile&) = delete;
+  LedgerFile& operator=(const LedgerFile&) = delete;
 
-  // A new connection to the file.
+  // A new connection to the database.
   std::unique_ptr<Database> Open() const {
     std::string error;
     auto db = Database::Open(path(), &error);
+    INFO(error);
     REQUIRE(db != nullptr);
     return db;
   }
@@ -42,12 +80,16 @@ class LedgerFile {
     return options;
   }
 
-  std::string path() const { return dir_.File("ledger.db"); }
+  // The SQLite file's path, or the PostgreSQL URL (with the schema): what Database::Open takes.
+  std::string path() const { return spec_; }
 
   std::atomic<int64_t> now_ms{1'700'000'000'000};
 
  private:
   TempDir dir_;
+  std::string spec_;
+  std::string schema_;
+  std::unique_ptr<Database> admin_;  // postgres: creates and drops the schema
 };
 
 // A charge effect: inserts one `charges` row and counts its runs. Safe to share between

@@ -19,7 +19,7 @@ namespace ledger_race_test {
 
 TEST_CASE("IDEM-3 two connections racing one key run the effect once and agree on the result",
           "[ledger][IDEM-3]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto first_db = file.Open();
   auto second_db = file.Open();
   MutationLedger first(*first_db, file.OptionsFor("p1"));

@@ -32,7 +32,7 @@ const std::string kPrint = Fingerprint(kTool, kArgs);
 }  // namespace
 
 TEST_CASE("IDEM-1 two keys with the same arguments run the effect twice", "[ledger][IDEM-1]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   MutationLedger ledger(*db, file.OptionsFor("p1"));
   ChargeEffect effect;
@@ -45,7 +45,7 @@ TEST_CASE("IDEM-1 two keys with the same arguments run the effect twice", "[ledg
 }
 
 TEST_CASE("IDEM-2 the same key twice runs once and replays the first result", "[ledger][IDEM-2]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   MutationLedger ledger(*db, file.OptionsFor("p1"));
   ChargeEffect effect;
@@ -64,7 +64,7 @@ TEST_CASE("IDEM-2 the same key twice runs once and replays the first result", "[
 
 TEST_CASE("IDEM-2 the same key with other arguments is rejected and runs nothing",
           "[ledger][IDEM-2]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   MutationLedger ledger(*db, file.OptionsFor("p1"));
   ChargeEffect effect;
@@ -85,7 +85,7 @@ TEST_CASE("IDEM-2 the same key with other arguments is rejected and runs nothing
 
 TEST_CASE("IDEM-3 a transient outcome stores nothing and a retry runs the effect",
           "[ledger][IDEM-3]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   MutationLedger ledger(*db, file.OptionsFor("p1"));
   ChargeEffect charge;
@@ -110,7 +110,7 @@ TEST_CASE("IDEM-3 a transient outcome stores nothing and a retry runs the effect
 }
 
 TEST_CASE("IDEM-2 a failed outcome is stored and replayed as failed", "[ledger][IDEM-2]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   MutationLedger ledger(*db, file.OptionsFor("p1"));
   int runs = 0;
@@ -133,7 +133,7 @@ TEST_CASE("IDEM-2 a failed outcome is stored and replayed as failed", "[ledger][
 }
 
 TEST_CASE("IDEM-3 a throwing effect rolls back its writes and leaves no row", "[ledger][IDEM-3]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   MutationLedger ledger(*db, file.OptionsFor("p1"));
   ChargeEffect charge;
@@ -152,7 +152,7 @@ TEST_CASE("IDEM-3 a throwing effect rolls back its writes and leaves no row", "[
 }
 
 TEST_CASE("IDEM-4 a committed record and its result survive close and reopen", "[ledger][IDEM-4]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   ChargeEffect effect;
   Json first_result;
   {
@@ -171,7 +171,7 @@ TEST_CASE("IDEM-4 a committed record and its result survive close and reopen", "
 }
 
 TEST_CASE("IDEM-4 mutating a returned result does not change the next replay", "[ledger][IDEM-4]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   MutationLedger ledger(*db, file.OptionsFor("p1"));
   ChargeEffect effect;
@@ -188,7 +188,7 @@ TEST_CASE("IDEM-4 mutating a returned result does not change the next replay", "
 
 TEST_CASE("IDEM-3 a held write lock and no wait budget answer busy, then the call runs",
           "[ledger][IDEM-3]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto holder = file.Open();
   auto db = file.Open();
   MutationLedger ledger(*db, file.OptionsFor("p1"));
@@ -206,7 +206,7 @@ TEST_CASE("IDEM-3 a held write lock and no wait budget answer busy, then the cal
 }
 
 TEST_CASE("Lookup returns every field of the row", "[ledger][IDEM-2]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   MutationLedger ledger(*db, file.OptionsFor("p1"));
   ChargeEffect effect;
@@ -235,7 +235,7 @@ TEST_CASE("Lookup returns every field of the row", "[ledger][IDEM-2]") {
 
 TEST_CASE("a stored result nested deeper than 128 levels reads as unreadable, not a crash",
           "[ledger][IDEM-2]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   MutationLedger ledger(*db, file.OptionsFor("p1"));
   ChargeEffect effect;
@@ -257,7 +257,7 @@ TEST_CASE("a stored result nested deeper than 128 levels reads as unreadable, no
 }
 
 TEST_CASE("IDEM-2 ReapExpired deletes only terminal rows past their expiry", "[ledger][IDEM-2]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   MutationLedger ledger(*db, file.OptionsFor("p1"));
   ChargeEffect effect;

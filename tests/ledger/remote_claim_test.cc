@@ -28,7 +28,7 @@ const Json kResult = {{"content", {{{"type", "text"}, {"text", "charged"}}}}};
 }  // namespace
 
 TEST_CASE("IDEM-5 a claim commits in_progress, completes, then replays", "[ledger][IDEM-5]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   MutationLedger ledger(*db, file.OptionsFor("p1"));
   const int64_t start = file.now_ms;
@@ -59,7 +59,7 @@ TEST_CASE("IDEM-5 a claim commits in_progress, completes, then replays", "[ledge
 }
 
 TEST_CASE("IDEM-5 a released claim is dropped and the next claim runs", "[ledger][IDEM-5]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   MutationLedger ledger(*db, file.OptionsFor("p1"));
   REQUIRE(ledger.Claim(kTool, "k-1", kPrint, 1s).status == Status::kExecuted);
@@ -70,7 +70,7 @@ TEST_CASE("IDEM-5 a released claim is dropped and the next claim runs", "[ledger
 }
 
 TEST_CASE("IDEM-5 only the owner completes, releases or marks its claim", "[ledger][IDEM-5]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   MutationLedger mine(*db, file.OptionsFor("p1"));
   MutationLedger theirs(*db, file.OptionsFor("p2"));
@@ -84,7 +84,7 @@ TEST_CASE("IDEM-5 only the owner completes, releases or marks its claim", "[ledg
 
 TEST_CASE("IDEM-5 an unknown outcome needs reconciliation until the owner records it",
           "[ledger][IDEM-5]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   MutationLedger mine(*db, file.OptionsFor("p1"));
   MutationLedger theirs(*db, file.OptionsFor("p2"));
@@ -105,7 +105,7 @@ TEST_CASE("IDEM-5 an unknown outcome needs reconciliation until the owner record
 
 TEST_CASE("IDEM-5 an expired claim of another owner turns needs_reconciliation, never re-runs",
           "[ledger][IDEM-5]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   MutationLedger dead(*db, file.OptionsFor("p-dead"));
   MutationLedger alive(*db, file.OptionsFor("p-alive"));
@@ -124,7 +124,7 @@ TEST_CASE("IDEM-5 an expired claim of another owner turns needs_reconciliation, 
 
 TEST_CASE("IDEM-5 a live claim answers in progress with the time left on its lease",
           "[ledger][IDEM-5]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   MutationLedger holder(*db, file.OptionsFor("p1"));
   MutationLedger other(*db, file.OptionsFor("p2"));
@@ -147,7 +147,7 @@ TEST_CASE("IDEM-5 a live claim answers in progress with the time left on its lea
 
 TEST_CASE("IDEM-5 a claimed key with other arguments is a mismatch, whatever its state",
           "[ledger][IDEM-5][IDEM-2]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   MutationLedger ledger(*db, file.OptionsFor("p1"));
   const std::string other = Fingerprint(kTool, {{"cents", 900}});
@@ -159,7 +159,7 @@ TEST_CASE("IDEM-5 a claimed key with other arguments is a mismatch, whatever its
 }
 
 TEST_CASE("IDEM-5 a claim records its process run and adoption keeps it", "[ledger][IDEM-5]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   MutationLedger dead(*db, file.OptionsFor("p-dead"));
   MutationLedger next(*db, file.OptionsFor("p-next"));
@@ -179,7 +179,7 @@ TEST_CASE("IDEM-5 a claim records its process run and adoption keeps it", "[ledg
 }
 
 TEST_CASE("IDEM-5 a claim or effect without a process records no attempt", "[ledger][IDEM-5]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   MutationLedger ledger(*db, file.OptionsFor("p1"));
   ChargeEffect effect;

@@ -17,9 +17,9 @@ namespace statement_test {
 
 namespace {
 
-std::unique_ptr<Database> OpenWithTable(const keel::TempDir& dir) {
+std::unique_ptr<keel::SqliteDatabase> OpenWithTable(const keel::TempDir& dir) {
   std::string error;
-  auto db = Database::Open(dir.File("statement.db"), &error);
+  auto db = keel::SqliteDatabase::Open(dir.File("statement.db"), &error);
   REQUIRE(db != nullptr);
   REQUIRE(db->Exec("CREATE TABLE t(k TEXT PRIMARY KEY, n INTEGER, s TEXT)") == "");
   return db;

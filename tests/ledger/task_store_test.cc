@@ -59,7 +59,7 @@ int64_t CountTasks(keel::Database& db) {
 }  // namespace
 
 TEST_CASE("a created task reads back with every field it was created with", "[task_store]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   TaskStore store(*db);
   TaskRecord task = Keyed(NewTask("t-1"), "key-1", "print-1");
@@ -95,7 +95,7 @@ TEST_CASE("a created task reads back with every field it was created with", "[ta
 
 TEST_CASE("a task without ttl or key is unlimited, keyless, and stored with NULLs",
           "[task_store]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   TaskStore store(*db);
   TaskRecord task = NewTask("t-1");
@@ -115,7 +115,7 @@ TEST_CASE("a task without ttl or key is unlimited, keyless, and stored with NULL
 }
 
 TEST_CASE("a finished task keeps its result or its error as JSON", "[task_store]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   TaskStore store(*db);
   store.Create(NewTask("ok"), kNow);
@@ -139,7 +139,7 @@ TEST_CASE("a finished task keeps its result or its error as JSON", "[task_store]
 
 TEST_CASE("a stored task result nested deeper than 128 levels reads as null, not a crash",
           "[task_store]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   TaskStore store(*db);
   store.Create(NewTask("deep"), kNow);
@@ -156,7 +156,7 @@ TEST_CASE("a stored task result nested deeper than 128 levels reads as null, not
 }
 
 TEST_CASE("each created task gets a larger seq, even after the newest was swept", "[task_store]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   TaskStore store(*db);
   const int64_t first = store.Create(NewTask("t-1"), kNow).task.seq;
@@ -168,7 +168,7 @@ TEST_CASE("each created task gets a larger seq, even after the newest was swept"
 }
 
 TEST_CASE("Finish is compare-and-set: a second Finish fails and changes nothing", "[task_store]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   TaskStore store(*db);
   store.Create(NewTask("t-1"), kNow);
@@ -185,7 +185,7 @@ TEST_CASE("Finish is compare-and-set: a second Finish fails and changes nothing"
 }
 
 TEST_CASE("Cancel of a finished task fails and leaves it finished", "[task_store]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   TaskStore store(*db);
   store.Create(NewTask("t-1"), kNow);
@@ -198,7 +198,7 @@ TEST_CASE("Cancel of a finished task fails and leaves it finished", "[task_store
 }
 
 TEST_CASE("Finish after Cancel fails and the task stays cancelled", "[task_store]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   TaskStore store(*db);
   store.Create(NewTask("t-1"), kNow);
@@ -214,7 +214,7 @@ TEST_CASE("Finish after Cancel fails and the task stays cancelled", "[task_store
 }
 
 TEST_CASE("RecordAfterCancel is refused for a task that was not cancelled", "[task_store]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   TaskStore store(*db);
   store.Create(NewTask("working"), kNow);
@@ -230,7 +230,7 @@ TEST_CASE("RecordAfterCancel is refused for a task that was not cancelled", "[ta
 
 TEST_CASE("TASK-1 a worker that stopped at a checkpoint records the cancel as observed",
           "[task_store][TASK-1]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   TaskStore store(*db);
   store.Create(NewTask("t-1"), kNow);
@@ -251,7 +251,7 @@ TEST_CASE("TASK-1 a worker that stopped at a checkpoint records the cancel as ob
 
 TEST_CASE("TASK-1 work that finished after its cancel keeps what it returned",
           "[task_store][TASK-1]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   TaskStore store(*db);
   store.Create(NewTask("t-1"), kNow);
@@ -267,7 +267,7 @@ TEST_CASE("TASK-1 work that finished after its cancel keeps what it returned",
 
 TEST_CASE("creating with a used key and the same fingerprint returns the existing task",
           "[task_store]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   TaskStore store(*db);
   const auto first = store.Create(Keyed(NewTask("t-1"), "key-1", "print-1"), kNow);
@@ -280,7 +280,7 @@ TEST_CASE("creating with a used key and the same fingerprint returns the existin
 }
 
 TEST_CASE("creating with a used key and other arguments is a key mismatch", "[task_store]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   TaskStore store(*db);
   store.Create(Keyed(NewTask("t-1"), "key-1", "print-1"), kNow);
@@ -294,7 +294,7 @@ TEST_CASE("creating with a used key and other arguments is a key mismatch", "[ta
 }
 
 TEST_CASE("a key names one task per tool, keyless tasks never collide", "[task_store]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   TaskStore store(*db);
   TaskRecord other_tool = Keyed(NewTask("t-2"), "key-1", "print-2");
@@ -308,7 +308,7 @@ TEST_CASE("a key names one task per tool, keyless tasks never collide", "[task_s
 }
 
 TEST_CASE("an expired task under a key is replaced by the new one", "[task_store]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   TaskStore store(*db);
   store.Create(Keyed(NewTask("t-1"), "key-1", "print-1"), kNow);
@@ -322,7 +322,7 @@ TEST_CASE("an expired task under a key is replaced by the new one", "[task_store
 }
 
 TEST_CASE("List pages through unexpired tasks in creation order", "[task_store]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   TaskStore store(*db);
   store.Create(NewTask("old", kNow - kTtl), kNow - kTtl);  // expired at kNow
@@ -347,7 +347,7 @@ TEST_CASE("List pages through unexpired tasks in creation order", "[task_store]"
 }
 
 TEST_CASE("Get returns an expired task, which reports itself expired", "[task_store]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   TaskStore store(*db);
   store.Create(NewTask("t-1"), kNow);
@@ -362,7 +362,7 @@ TEST_CASE("Get returns an expired task, which reports itself expired", "[task_st
 }
 
 TEST_CASE("SweepExpired deletes only the expired tasks", "[task_store]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   TaskStore store(*db);
   store.Create(NewTask("expired", kNow - kTtl), kNow - kTtl);
@@ -378,7 +378,7 @@ TEST_CASE("SweepExpired deletes only the expired tasks", "[task_store]") {
 }
 
 TEST_CASE("RenewLeases extends only the owner's unfinished tasks", "[task_store]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   TaskStore store(*db);
   store.Create(NewTask("mine"), kNow);
@@ -395,7 +395,7 @@ TEST_CASE("RenewLeases extends only the owner's unfinished tasks", "[task_store]
 }
 
 TEST_CASE("Unfinished lists other owners' unfinished tasks only", "[task_store]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db = file.Open();
   TaskStore store(*db);
   store.Create(NewTask("mine"), kNow);
@@ -415,7 +415,7 @@ TEST_CASE("Unfinished lists other owners' unfinished tasks only", "[task_store]"
 }
 
 TEST_CASE("a second connection sees committed tasks and their updates", "[task_store]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto db1 = file.Open();
   auto db2 = file.Open();
   TaskStore one(*db1);
@@ -431,7 +431,7 @@ TEST_CASE("a second connection sees committed tasks and their updates", "[task_s
 
 TEST_CASE("a write while another connection holds the write lock throws SQLITE_BUSY",
           "[task_store]") {
-  LedgerFile file;
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
   auto holder = file.Open();
   auto db = file.Open();
   TaskStore store(*db);

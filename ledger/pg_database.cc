@@ -1,0 +1,305 @@
+#include "ledger/pg_database.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include <libpq-fe.h>
+#include <spdlog/spdlog.h>
+
+namespace keel {
+
+namespace {
+
+// The SQLite result codes callers test (sqlite3.h is not needed for five numbers).
+constexpr int kError = 1;
+constexpr int kAbort = 4;
+constexpr int kBusy = 5;
+constexpr int kIoError = 10;
+constexpr int kConstraint = 19;
+constexpr int kMisuse = 21;
+
+int CodeOf(PGconn* conn, const PGresult* result) {
+  if (PQstatus(conn) != CONNECTION_OK) return kIoError;
+  const char* state = result != nullptr ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  if (state == nullptr) return kError;
+  const std::string_view s(state);
+  if (s == "55P03" || s == "40001" || s == "40P01") return kBusy;
+  if (s.substr(0, 2) == "23") return kConstraint;
+  if (s.substr(0, 2) == "08") return kIoError;  // connection exception
+  return kError;
+}
+
+[[noreturn]] void Throw(PGconn* conn, const PGresult* result, std::string_view what) {
+  std::string message(what);
+  message += ": ";
+  const char* text = result != nullptr ? PQresultErrorMessage(result) : "";
+  if (text == nullptr || *text == '\0') text = PQerrorMessage(conn);
+  message += text != nullptr ? text : "unknown PostgreSQL error";
+  while (!message.empty() && std::isspace(static_cast<unsigned char>(message.back()))) {
+    message.pop_back();
+  }
+  if (const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr) {
+    message += " [SQLSTATE ";
+    message += state;
+    message += "]";
+  }
+  throw SqliteError(CodeOf(conn, result), message);
+}
+
+// PostgreSQL's notices ("there is no transaction in progress"...) go to keel's log, never
+// to stderr or stdout unannounced.
+void LogNotice(void*, const char* message) {
+  std::string text(message);
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  spdlog::debug("postgresql: {}", text);
+}
+
+}  // namespace
+
+// One prepared statement: text parameters, the rows of its last run.
+class PgCursor final : public StatementCursor {
+ public:
+  PgCursor(PgDatabase* db, std::string name, int parameters, std::string sql)
+      : db_(db), name_(std::move(name)), sql_(std::move(sql)), values_(parameters) {}
+  ~PgCursor() override { Clear(); }
+
+  void Bind(int index, int64_t value) override { Slot(index) = std::to_string(value); }
+  void Bind(int index, std::string_view value) override { Slot(index) = std::string(value); }
+  void BindNull(int index) override { Slot(index).reset(); }
+
+  bool Step() override {
+    if (!ran_) Execute();
+    if (rows_ == nullptr) return false;
+    ++row_;
+    return row_ < PQntuples(rows_);
+  }
+  int64_t Int64(int column) const override {
+    if (IsNull(column)) return 0;
+    const char* value = PQgetvalue(rows_, row_, column);
+    // A boolean (`x IS NULL`, a comparison) reads as SQLite gives it: 1 or 0.
+    if (value[0] == 't' && value[1] == '\0') return 1;
+    if (value[0] == 'f' && value[1] == '\0') return 0;
+    return std::strtoll(value, nullptr, 10);
+  }
+  std::string Text(int column) const override {
+    if (IsNull(column)) return {};
+    return std::string(PQgetvalue(rows_, row_, column),
+                       static_cast<size_t>(PQgetlength(rows_, row_, column)));
+  }
+  bool IsNull(int column) const override {
+    return rows_ == nullptr || PQgetisnull(rows_, row_, column) == 1;
+  }
+  void Reset() noexcept override {
+    Clear();
+    for (auto& value : values_) value.reset();
+  }
+
+ private:
+  std::optional<std::string>& Slot(int index) {
+    if (index < 1 || index > static_cast<int>(values_.size())) {
+      throw SqliteError(kMisuse, "bind: no parameter ?" + std::to_string(index) + " in " + sql_);
+    }
+    return values_[static_cast<size_t>(index - 1)];
+  }
+  void Execute() {
+    std::vector<const char*> pointers;
+    pointers.reserve(values_.size());
+    for (const auto& value : values_) pointers.push_back(value ? value->c_str() : nullptr);
+    PGresult* result = PQexecPrepared(db_->conn_, name_.c_str(), static_cast<int>(pointers.size()),
+                                      pointers.data(), nullptr, nullptr, 0);
+    ran_ = true;
+    const ExecStatusType status = PQresultStatus(result);
+    if (status == PGRES_TUPLES_OK) {
+      rows_ = result;
+      row_ = -1;
+      return;
+    }
+    if (status == PGRES_COMMAND_OK) {
+      const char* changed = PQcmdTuples(result);
+      if (changed != nullptr && *changed != '\0')
+        db_->changes_ = std::strtoll(changed, nullptr, 10);
+      PQclear(result);
+      return;
+    }
+    try {
+      Throw(db_->conn_, result, sql_);
+    } catch (...) {
+      PQclear(result);
+      throw;
+    }
+  }
+  void Clear() noexcept {
+    if (rows_ != nullptr) PQclear(rows_);
+    rows_ = nullptr;
+    row_ = -1;
+    ran_ = false;
+  }
+
+  PgDatabase* db_;
+  std::string name_;
+  std::string sql_;
+  std::vector<std::optional<std::string>> values_;
+  PGresult* rows_ = nullptr;
+  int row_ = -1;
+  bool ran_ = false;
+};
+
+std::unique_ptr<PgDatabase> PgDatabase::Connect(const std::string& url, std::string* error) {
+  PGconn* conn = PQconnectdb(url.c_str());
+  if (conn == nullptr) {
+    *error = "cannot allocate a PostgreSQL connection";
+    return nullptr;
+  }
+  if (PQstatus(conn) != CONNECTION_OK) {
+    std::string why;
+    for (const char* c = PQerrorMessage(conn); *c != '\0'; ++c) {
+      if (*c == '\n' || *c == '\t') {
+        if (!why.empty() && why.back() != ' ') why += (*c == '\n' ? "; " : " ");
+      } else {
+        why += *c;
+      }
+    }
+    while (!why.empty() && (why.back() == ' ' || why.back() == ';')) why.pop_back();
+    *error = why.empty() ? "cannot connect to PostgreSQL" : why;
+    PQfinish(conn);
+    return nullptr;
+  }
+  PQsetNoticeProcessor(conn, &LogNotice, nullptr);
+  std::unique_ptr<PgDatabase> db(new PgDatabase(conn));
+  try {
+    // Times are keel's (milliseconds since the epoch, as integers); text is UTF-8.
+    db->Run("SET client_encoding = 'UTF8'");
+    db->SetBusyTimeout(std::chrono::milliseconds(5000));  // SQLite's default, kept the same
+  } catch (const SqliteError& e) {
+    *error = e.what();
+    return nullptr;
+  }
+  return db;
+}
+
+PgDatabase::~PgDatabase() {
+  ClearStatements();  // their results first; the server forgets the prepared ones with us
+  PQfinish(conn_);
+}
+
+std::string PgDatabase::Rewrite(std::string_view sql, int* parameters) {
+  std::string out;
+  out.reserve(sql.size() + 8);
+  *parameters = 0;
+  bool quoted = false;
+  for (size_t i = 0; i < sql.size(); ++i) {
+    const char c = sql[i];
+    if (c == '\'') quoted = !quoted;  // '' inside a literal toggles twice
+    if (quoted || c != '?' || i + 1 >= sql.size() ||
+        !std::isdigit(static_cast<unsigned char>(sql[i + 1]))) {
+      out += c;
+      continue;
+    }
+    int n = 0;
+    out += '$';
+    while (i + 1 < sql.size() && std::isdigit(static_cast<unsigned char>(sql[i + 1]))) {
+      n = n * 10 + (sql[i + 1] - '0');
+      out += sql[++i];
+    }
+    *parameters = std::max(*parameters, n);
+  }
+  return out;
+}
+
+std::unique_ptr<StatementCursor> PgDatabase::NewCursor(std::string_view sql) {
+  int parameters = 0;
+  const std::string text = Rewrite(sql, &parameters);
+  std::string name = "keel_" + std::to_string(next_statement_++);
+  PGresult* result = PQprepare(conn_, name.c_str(), text.c_str(), parameters, nullptr);
+  if (PQresultStatus(result) != PGRES_COMMAND_OK) {
+    try {
+      Throw(conn_, result, "prepare " + std::string(sql));
+    } catch (...) {
+      PQclear(result);
+      throw;
+    }
+  }
+  PQclear(result);
+  return std::make_unique<PgCursor>(this, std::move(name), parameters, std::string(sql));
+}
+
+void PgDatabase::Run(const char* sql) {
+  PGresult* result = PQexec(conn_, sql);
+  const ExecStatusType status = PQresultStatus(result);
+  if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
+    PQclear(result);
+    return;
+  }
+  try {
+    Throw(conn_, result, sql);
+  } catch (...) {
+    PQclear(result);
+    throw;
+  }
+}
+
+std::string PgDatabase::Exec(const std::string& sql) {
+  try {
+    Run(sql.c_str());
+    return {};
+  } catch (const SqliteError& e) {
+    return e.what();
+  }
+}
+
+void PgDatabase::SetBusyTimeout(std::chrono::milliseconds timeout) {
+  // lock_timeout 0 would mean "wait forever"; SQLite's 0 means "fail at once".
+  const int64_t ms = std::clamp<int64_t>(timeout.count(), 1, INT32_MAX);
+  if (ms == lock_timeout_ms_) return;
+  Run(("SET lock_timeout = " + std::to_string(ms)).c_str());
+  lock_timeout_ms_ = ms;
+}
+
+void PgDatabase::BeginImmediate() {
+  Run("BEGIN");
+  try {
+    Run(("SELECT pg_advisory_xact_lock(" + std::to_string(kWriterLock) +
+         ", hashtext(current_schema()))")
+            .c_str());
+  } catch (...) {
+    Rollback();  // BEGIN IMMEDIATE that fails leaves no transaction behind, here too
+    throw;
+  }
+}
+
+void PgDatabase::Commit() {
+  PGresult* result = PQexec(conn_, "COMMIT");
+  const bool committed =
+      PQresultStatus(result) == PGRES_COMMAND_OK && std::strcmp(PQcmdStatus(result), "COMMIT") == 0;
+  if (committed) {
+    PQclear(result);
+    return;
+  }
+  if (PQresultStatus(result) == PGRES_COMMAND_OK) {
+    PQclear(result);  // COMMIT of a failed transaction: PostgreSQL rolled it back
+    throw SqliteError(kAbort, "COMMIT: the transaction had failed and was rolled back");
+  }
+  try {
+    Throw(conn_, result, "COMMIT");
+  } catch (...) {
+    PQclear(result);
+    throw;
+  }
+}
+
+void PgDatabase::Rollback() noexcept {
+  if (!InTransaction()) return;
+  PQclear(PQexec(conn_, "ROLLBACK"));
+}
+
+bool PgDatabase::InTransaction() const {
+  const PGTransactionStatusType status = PQtransactionStatus(conn_);
+  return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE;
+}
+
+}  // namespace keel

@@ -1,0 +1,76 @@
+// PgDatabase: one PostgreSQL connection behind Database (issue 23: `--db postgresql://...`),
+// through libpq (Debian libpq-dev): the client library PostgreSQL itself ships, with no
+// C++ layer between it and keel's Database (libpqxx would add one and nothing keel needs).
+//
+// What the SQL keel shares with SQLite becomes here:
+//  - placeholders ?1, ?2... are rewritten to $1, $2... (outside quoted literals); every
+//    statement is prepared once per connection (PQprepare) and run with text parameters; a
+//    boolean column reads through Int64() as 1 or 0, as SQLite gives it;
+//  - BeginImmediate() is BEGIN, then pg_advisory_xact_lock(kWriterLock, hash of the current
+//    schema): like SQLite's write lock, one write transaction at a time for keel's tables
+//    (the schema the connection's search_path names first), across every keel instance
+//    that shares them, released by COMMIT or ROLLBACK. Reads take no lock.
+//  - SetBusyTimeout(t) is SET lock_timeout: a writer that waits longer for that lock fails
+//    with SQLITE_BUSY, as on SQLite.
+//  - errors are SqliteError with the SQLite code that means the same thing to the callers:
+//    SQLITE_BUSY for lock_not_available, a serialization failure or a deadlock;
+//    SQLITE_CONSTRAINT for a constraint violation; SQLITE_IOERR when the connection is lost
+//    (then a COMMIT's outcome is unknown); SQLITE_ERROR otherwise. The message carries
+//    PostgreSQL's own text and SQLSTATE.
+//  - Commit() throws unless the server answered COMMIT: an aborted transaction's COMMIT is a
+//    ROLLBACK to PostgreSQL, never a success here.
+//
+// Thread-safety: one connection per thread, as for SQLite.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "ledger/database.h"
+
+struct pg_conn;
+
+namespace keel {
+
+class PgDatabase final : public Database {
+ public:
+  // The first key of the advisory lock every write transaction takes ("keel" in ASCII).
+  static constexpr int32_t kWriterLock = 0x6b65656c;
+
+  // Connects to `url` (a libpq connection URI). On failure returns null with *error set.
+  static std::unique_ptr<PgDatabase> Connect(const std::string& url, std::string* error);
+  ~PgDatabase() override;
+
+  Dialect dialect() const override { return Dialect::kPostgres; }
+  std::string Exec(const std::string& sql) override;
+  std::string Pragma(const std::string&) override { return {}; }
+  int64_t Changes() const override { return changes_; }
+  void SetBusyTimeout(std::chrono::milliseconds timeout) override;
+  void BeginImmediate() override;
+  void Commit() override;
+  void Rollback() noexcept override;
+  bool InTransaction() const override;
+
+  // `sql` with ?N placeholders rewritten to $N (outside single-quoted literals), and the
+  // highest N found.
+  static std::string Rewrite(std::string_view sql, int* parameters);
+
+ protected:
+  std::unique_ptr<StatementCursor> NewCursor(std::string_view sql) override;
+
+ private:
+  friend class PgCursor;
+  explicit PgDatabase(pg_conn* conn) : conn_(conn) {}
+  // Runs `sql` (no parameters, no rows wanted); throws SqliteError on failure.
+  void Run(const char* sql);
+
+  pg_conn* conn_;
+  int64_t changes_ = 0;     // rows changed by the last statement that changed rows
+  int next_statement_ = 0;  // names the next prepared statement
+  int64_t lock_timeout_ms_ = -1;
+};
+
+}  // namespace keel
