@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 
+#include "ledger/database.h"
 #include "ledger/kill_switch.h"
 #include "protocol/iso_time.h"
 #include "server/app/exit_codes.h"
@@ -50,14 +51,14 @@ CommandOutcome RunAdminBlockWrites(const CliOptions& flags, std::ostream& err) {
                            std::to_string(getpid()) + ")");
     }
     const KillSwitchState state = ReadKillSwitch(ledger->Db());
-    std::string line =
-        std::string("writes ") + (state.blocked ? "blocked" : "allowed") + " in " + path;
+    std::string line = std::string("writes ") + (state.blocked ? "blocked" : "allowed") + " in " +
+                       Database::Describe(path);
     if (state.updated_ms > 0) {
       line += " (set " + IsoTime(state.updated_ms) + " by " + state.updated_by + ")";
     }
     return {0, line + "\n"};
   } catch (const std::exception& e) {
-    err << "keel: " << path << ": " << e.what() << "\n";
+    err << "keel: " << Database::Describe(path) << ": " << e.what() << "\n";
     return {kExitCantCreate, ""};
   }
 }
@@ -80,7 +81,7 @@ CommandOutcome RunPolicyShow(const CliOptions& flags, std::ostream& err) {
   const std::optional<std::string> stored = StoredPolicy(ledger->Db(), flags.policy_previous);
   if (!stored) {
     err << "keel: no " << (flags.policy_previous ? "previous " : "") << "policy recorded in "
-        << path << "\n";
+        << Database::Describe(path) << "\n";
     return {1, ""};
   }
   return {0, *stored + "\n"};
