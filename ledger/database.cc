@@ -154,12 +154,12 @@ bool Database::IsPostgresUrl(const std::string& spec) {
 
 std::string Database::Describe(const std::string& spec) {
   if (!IsPostgresUrl(spec)) return spec;
-  // scheme://user:password@host...: the password is what lies between the first ':' after
-  // the scheme and the '@' of the authority.
+  // scheme://user:password@host/...: the authority ends at the first '/' or '?', and the
+  // password lies between the first ':' in it and its last '@' (a password may hold '@').
   const size_t start = spec.find("://") + 3;
-  const size_t at = spec.find('@', start);
-  const size_t slash = spec.find('/', start);
-  if (at == std::string::npos || (slash != std::string::npos && slash < at)) return spec;
+  const size_t end = std::min(spec.find('/', start), spec.find('?', start));
+  const size_t at = spec.rfind('@', end == std::string::npos ? std::string::npos : end);
+  if (at == std::string::npos || at < start) return spec;
   const size_t colon = spec.find(':', start);
   if (colon == std::string::npos || colon > at) return spec;
   return spec.substr(0, colon + 1) + "***" + spec.substr(at);

@@ -257,7 +257,9 @@ void PgDatabase::SetBusyTimeout(std::chrono::milliseconds timeout) {
   const int64_t ms = std::clamp<int64_t>(timeout.count(), 1, INT32_MAX);
   if (ms == lock_timeout_ms_) return;
   Run(("SET lock_timeout = " + std::to_string(ms)).c_str());
-  lock_timeout_ms_ = ms;
+  // A SET inside a transaction is undone if the transaction rolls back: remember it only
+  // outside one.
+  lock_timeout_ms_ = InTransaction() ? -1 : ms;
 }
 
 void PgDatabase::BeginImmediate() {
