@@ -34,15 +34,27 @@ int CodeOf(PGconn* conn, const PGresult* result) {
   return kError;
 }
 
+// libpq's messages span lines ("...\n\tIs the server running...?\n"): one line for logs.
+std::string OneLine(const char* text) {
+  std::string line;
+  for (const char* c = text; c != nullptr && *c != '\0'; ++c) {
+    if (*c == '\n' || *c == '\t') {
+      if (!line.empty() && line.back() != ' ') line += (*c == '\n' ? "; " : " ");
+    } else {
+      line += *c;
+    }
+  }
+  while (!line.empty() && (line.back() == ' ' || line.back() == ';')) line.pop_back();
+  return line;
+}
+
 [[noreturn]] void Throw(PGconn* conn, const PGresult* result, std::string_view what) {
   std::string message(what);
   message += ": ";
   const char* text = result != nullptr ? PQresultErrorMessage(result) : "";
   if (text == nullptr || *text == '\0') text = PQerrorMessage(conn);
-  message += text != nullptr ? text : "unknown PostgreSQL error";
-  while (!message.empty() && std::isspace(static_cast<unsigned char>(message.back()))) {
-    message.pop_back();
-  }
+  const std::string line = OneLine(text);
+  message += line.empty() ? "unknown PostgreSQL error" : line;
   if (const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr) {
     message += " [SQLSTATE ";
     message += state;
@@ -64,8 +76,13 @@ void LogNotice(void*, const char* message) {
 // One prepared statement: text parameters, the rows of its last run.
 class PgCursor final : public StatementCursor {
  public:
-  PgCursor(PgDatabase* db, std::string name, int parameters, std::string sql)
-      : db_(db), name_(std::move(name)), sql_(std::move(sql)), values_(parameters) {}
+  PgCursor(PgDatabase* db, std::string name, std::string text, int parameters, std::string sql)
+      : db_(db),
+        name_(std::move(name)),
+        text_(std::move(text)),
+        sql_(std::move(sql)),
+        values_(parameters),
+        generation_(db->generation_) {}
   ~PgCursor() override { Clear(); }
 
   void Bind(int index, int64_t value) override { Slot(index) = std::to_string(value); }
@@ -107,6 +124,12 @@ class PgCursor final : public StatementCursor {
     return values_[static_cast<size_t>(index - 1)];
   }
   void Execute() {
+    db_->EnsureConnected();
+    if (generation_ != db_->generation_) {
+      // Prepared on a connection that was lost: the new one has never seen it.
+      db_->PrepareOn(name_, text_, static_cast<int>(values_.size()), sql_);
+      generation_ = db_->generation_;
+    }
     std::vector<const char*> pointers;
     pointers.reserve(values_.size());
     for (const auto& value : values_) pointers.push_back(value ? value->c_str() : nullptr);
@@ -142,8 +165,10 @@ class PgCursor final : public StatementCursor {
 
   PgDatabase* db_;
   std::string name_;
-  std::string sql_;
+  std::string text_;  // as sent to PostgreSQL ($N)
+  std::string sql_;   // as keel wrote it (?N), for messages
   std::vector<std::optional<std::string>> values_;
+  uint64_t generation_;  // the connection it was prepared on
   PGresult* rows_ = nullptr;
   int row_ = -1;
   bool ran_ = false;
@@ -156,15 +181,7 @@ std::unique_ptr<PgDatabase> PgDatabase::Connect(const std::string& url, std::str
     return nullptr;
   }
   if (PQstatus(conn) != CONNECTION_OK) {
-    std::string why;
-    for (const char* c = PQerrorMessage(conn); *c != '\0'; ++c) {
-      if (*c == '\n' || *c == '\t') {
-        if (!why.empty() && why.back() != ' ') why += (*c == '\n' ? "; " : " ");
-      } else {
-        why += *c;
-      }
-    }
-    while (!why.empty() && (why.back() == ' ' || why.back() == ';')) why.pop_back();
+    const std::string why = OneLine(PQerrorMessage(conn));
     *error = why.empty() ? "cannot connect to PostgreSQL" : why;
     PQfinish(conn);
     return nullptr;
@@ -213,8 +230,16 @@ std::string PgDatabase::Rewrite(std::string_view sql, int* parameters) {
 
 std::unique_ptr<StatementCursor> PgDatabase::NewCursor(std::string_view sql) {
   int parameters = 0;
-  const std::string text = Rewrite(sql, &parameters);
+  std::string text = Rewrite(sql, &parameters);
   std::string name = "keel_" + std::to_string(next_statement_++);
+  EnsureConnected();
+  PrepareOn(name, text, parameters, sql);
+  return std::make_unique<PgCursor>(this, std::move(name), std::move(text), parameters,
+                                    std::string(sql));
+}
+
+void PgDatabase::PrepareOn(const std::string& name, const std::string& text, int parameters,
+                           std::string_view sql) {
   PGresult* result = PQprepare(conn_, name.c_str(), text.c_str(), parameters, nullptr);
   if (PQresultStatus(result) != PGRES_COMMAND_OK) {
     try {
@@ -225,10 +250,34 @@ std::unique_ptr<StatementCursor> PgDatabase::NewCursor(std::string_view sql) {
     }
   }
   PQclear(result);
-  return std::make_unique<PgCursor>(this, std::move(name), parameters, std::string(sql));
+}
+
+void PgDatabase::EnsureConnected() {
+  if (PQstatus(conn_) == CONNECTION_OK) return;
+  if (in_transaction_) {
+    // Never on a new connection: the statement would run outside the transaction it belongs to.
+    throw SqliteError(kIoError,
+                      "the connection to PostgreSQL was lost during a transaction; nothing of "
+                      "it was committed");
+  }
+  PQreset(conn_);
+  if (PQstatus(conn_) != CONNECTION_OK) {
+    throw SqliteError(kIoError,
+                      "cannot connect to PostgreSQL again: " + OneLine(PQerrorMessage(conn_)));
+  }
+  ++generation_;
+  lock_timeout_ms_ = -1;
+  spdlog::warn("the connection to PostgreSQL was lost; connected again");
+  RunHere("SET client_encoding = 'UTF8'");
+  SetBusyTimeout(std::chrono::milliseconds(wanted_timeout_ms_));
 }
 
 void PgDatabase::Run(const char* sql) {
+  EnsureConnected();
+  RunHere(sql);
+}
+
+void PgDatabase::RunHere(const char* sql) {
   PGresult* result = PQexec(conn_, sql);
   const ExecStatusType status = PQresultStatus(result);
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
@@ -255,7 +304,8 @@ std::string PgDatabase::Exec(const std::string& sql) {
 void PgDatabase::SetBusyTimeout(std::chrono::milliseconds timeout) {
   // lock_timeout 0 would mean "wait forever"; SQLite's 0 means "fail at once".
   const int64_t ms = std::clamp<int64_t>(timeout.count(), 1, INT32_MAX);
-  if (ms == lock_timeout_ms_) return;
+  wanted_timeout_ms_ = ms;
+  if (ms == lock_timeout_ms_ && PQstatus(conn_) == CONNECTION_OK) return;
   Run(("SET lock_timeout = " + std::to_string(ms)).c_str());
   // A SET inside a transaction is undone if the transaction rolls back: remember it only
   // outside one.
@@ -263,7 +313,9 @@ void PgDatabase::SetBusyTimeout(std::chrono::milliseconds timeout) {
 }
 
 void PgDatabase::BeginImmediate() {
+  in_transaction_ = false;  // any earlier one was ended, or was lost with its connection
   Run("BEGIN");
+  in_transaction_ = true;
   try {
     Run(("SELECT pg_advisory_xact_lock(" + std::to_string(kWriterLock) +
          ", hashtext(current_schema()))")
@@ -275,7 +327,20 @@ void PgDatabase::BeginImmediate() {
 }
 
 void PgDatabase::Commit() {
+  in_transaction_ = false;
+  if (PQstatus(conn_) != CONNECTION_OK) {
+    throw SqliteError(kIoError,
+                      "COMMIT: the connection to PostgreSQL was lost before it; nothing was "
+                      "committed");
+  }
   PGresult* result = PQexec(conn_, "COMMIT");
+  if (PQstatus(conn_) != CONNECTION_OK) {
+    PQclear(result);
+    // Sent, perhaps applied, answer lost: the caller must find out, never assume.
+    throw SqliteError(kIoError,
+                      "COMMIT: the connection to PostgreSQL was lost while it ran; whether it "
+                      "committed is unknown");
+  }
   const bool committed =
       PQresultStatus(result) == PGRES_COMMAND_OK && std::strcmp(PQcmdStatus(result), "COMMIT") == 0;
   if (committed) {
@@ -295,11 +360,13 @@ void PgDatabase::Commit() {
 }
 
 void PgDatabase::Rollback() noexcept {
+  in_transaction_ = false;
   if (!InTransaction()) return;
   PQclear(PQexec(conn_, "ROLLBACK"));
 }
 
 bool PgDatabase::InTransaction() const {
+  if (PQstatus(conn_) != CONNECTION_OK) return false;  // lost with the connection
   const PGTransactionStatusType status = PQtransactionStatus(conn_);
   return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE;
 }

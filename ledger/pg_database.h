@@ -18,7 +18,12 @@
 //    (then a COMMIT's outcome is unknown); SQLITE_ERROR otherwise. The message carries
 //    PostgreSQL's own text and SQLSTATE.
 //  - Commit() throws unless the server answered COMMIT: an aborted transaction's COMMIT is a
-//    ROLLBACK to PostgreSQL, never a success here.
+//    ROLLBACK to PostgreSQL, never a success here. A connection lost while COMMIT ran throws
+//    SQLITE_IOERR saying the outcome is unknown.
+//  - A lost connection (PostgreSQL restarted, failed over, or ended the session) is opened
+//    again by the next statement, and statements prepared before are prepared again on it;
+//    never inside a transaction: every statement of a transaction whose connection was lost
+//    fails until Rollback() (or the next BeginImmediate()), so none runs outside it.
 //
 // Thread-safety: one connection per thread, as for SQLite.
 #pragma once
@@ -64,13 +69,23 @@ class PgDatabase final : public Database {
  private:
   friend class PgCursor;
   explicit PgDatabase(pg_conn* conn) : conn_(conn) {}
-  // Runs `sql` (no parameters, no rows wanted); throws SqliteError on failure.
+  // Runs `sql` (no parameters, no rows wanted); throws SqliteError on failure. Run() first
+  // opens a lost connection again (EnsureConnected); RunHere() does not.
   void Run(const char* sql);
+  void RunHere(const char* sql);
+  // Opens the connection again if it was lost, outside a transaction; throws SqliteError
+  // (SQLITE_IOERR) inside one, or when the server cannot be reached.
+  void EnsureConnected();
+  void PrepareOn(const std::string& name, const std::string& text, int parameters,
+                 std::string_view sql);
 
   pg_conn* conn_;
-  int64_t changes_ = 0;     // rows changed by the last statement that changed rows
-  int next_statement_ = 0;  // names the next prepared statement
-  int64_t lock_timeout_ms_ = -1;
+  int64_t changes_ = 0;               // rows changed by the last statement that changed rows
+  int next_statement_ = 0;            // names the next prepared statement
+  int64_t lock_timeout_ms_ = -1;      // as set on the connection; -1: unknown
+  int64_t wanted_timeout_ms_ = 5000;  // as last asked for (set again after a reconnect)
+  bool in_transaction_ = false;       // BeginImmediate() ran; Commit()/Rollback() not yet
+  uint64_t generation_ = 0;           // connections opened again so far
 };
 
 }  // namespace keel

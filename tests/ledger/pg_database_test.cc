@@ -3,9 +3,12 @@
 // task-store suites on PostgreSQL (ledger_fixture.h) and interop ledger_postgres.
 #include "ledger/pg_database.h"
 
+#include <cstdlib>
 #include <string>
 
 #include <catch2/catch.hpp>
+
+#include "ledger_fixture.h"
 
 using keel::Database;
 using keel::PgDatabase;
@@ -37,6 +40,68 @@ TEST_CASE("DIST-1 a PostgreSQL --db is shown with its password hidden, anything 
   CHECK(Database::Describe("/var/lib/keel/keel.db") == "/var/lib/keel/keel.db");
   CHECK(Database::IsPostgresUrl("postgres://x"));
   CHECK_FALSE(Database::IsPostgresUrl("keel.db"));
+}
+
+namespace {
+
+int64_t BackendPid(Database& db) {
+  keel::Statement pid = db.Prepare("SELECT pg_backend_pid()");
+  REQUIRE(pid.Step());
+  return pid.Int64(0);
+}
+
+// Ends `db`'s session from the server's side, as a restart or a failover would, and waits
+// until it is gone.
+void EndSession(keel::LedgerFile& file, Database& db) {
+  const int64_t pid = BackendPid(db);
+  auto admin = file.Open();
+  REQUIRE(admin->Exec("SELECT pg_terminate_backend(" + std::to_string(pid) + ", 10000)") == "");
+}
+
+}  // namespace
+
+TEST_CASE(
+    "DIST-3 a lost PostgreSQL connection is opened again by the next statement, and a "
+    "statement prepared before is prepared again",
+    "[ledger][DIST-3]") {
+  if (std::getenv("KEEL_TEST_POSTGRES_URL") == nullptr) return;  // no server to test against
+  keel::LedgerFile file("postgres");
+  auto db = file.Open();
+  const int64_t first = BackendPid(*db);
+  EndSession(file, *db);
+  // The statement that meets the closed connection fails: nothing says it ran.
+  int code = 0;
+  try {
+    keel::Statement pid = db->Prepare("SELECT pg_backend_pid()");
+    (void)pid.Step();
+  } catch (const keel::SqliteError& e) {
+    code = e.code;
+  }
+  CHECK(code == 10);                // SQLITE_IOERR
+  CHECK(BackendPid(*db) != first);  // the same cached statement, on a new connection
+  CHECK(db->Exec("SELECT 1") == "");
+}
+
+TEST_CASE("DIST-3 a transaction whose PostgreSQL connection was lost never goes on outside it",
+          "[ledger][DIST-3]") {
+  if (std::getenv("KEEL_TEST_POSTGRES_URL") == nullptr) return;
+  keel::LedgerFile file("postgres");
+  auto db = file.Open();
+  db->BeginImmediate();
+  db->Prepare("INSERT INTO charges VALUES(?1, 'acct-1', 500, NULL, 0)").Bind(1, "before").Run();
+  EndSession(file, *db);
+  auto insert = [&](const std::string& id) {
+    db->Prepare("INSERT INTO charges VALUES(?1, 'acct-1', 500, NULL, 0)").Bind(1, id).Run();
+  };
+  CHECK_THROWS_AS(insert("meets-the-loss"), keel::SqliteError);
+  // Still inside the lost transaction: refused, not run in autocommit on a new connection.
+  CHECK_THROWS_AS(insert("after"), keel::SqliteError);
+  CHECK_FALSE(db->InTransaction());
+  CHECK_THROWS_AS(db->Commit(), keel::SqliteError);
+  db->Rollback();
+  insert("next");  // a new statement outside any transaction: a new connection
+  auto reader = file.Open();
+  CHECK(keel::CountCharges(*reader) == 1);
 }
 
 }  // namespace pg_database_test
