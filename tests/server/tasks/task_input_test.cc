@@ -10,9 +10,12 @@
 
 #include <catch2/catch.hpp>
 
+#include "protocol/tool_result.h"
 #include "server/tasks/task_harness.h"
 #include "server/tasks/task_wire.h"
 #include "server/tools/conformance_task_tools.h"
+#include "server/tools/fn_tool.h"
+#include "server/tools/input_questions.h"
 
 namespace keel::task_input_test {
 namespace {
@@ -22,11 +25,30 @@ const Json kDeclares = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"
                          {{"elicitation", Json::object()},
                           {"extensions", {{"io.modelcontextprotocol/tasks", Json::object()}}}}}};
 
-TaskHarness Fixtures() {
-  return TaskHarness(2, TaskOptions(), false, [](ToolRegistry& registry) {
+// `gated_ask`: a task at once whose work waits for *gate before it asks one question, so a
+// test can hold the store thread before the parking write is posted.
+std::unique_ptr<Tool> GatedAsk(std::shared_ptr<std::atomic<bool>> gate) {
+  ToolSpec spec;
+  spec.name = "gated_ask";
+  spec.description = "a task whose work waits for the test's gate, then asks.";
+  spec.input_schema = {{"type", "object"}, {"properties", Json::object()}};
+  spec.task_support = TaskSupport::kRequired;
+  spec.asks_for_input = true;
+  return std::make_unique<FnTool>(std::move(spec), [gate](ToolContext& ctx) {
+    ctx.BecomeTask();
+    while (!gate->load()) std::this_thread::yield();
+    if (ctx.InputResponse("confirm") == nullptr)
+      return AskForInput(Json{{"confirm", ElicitString("Go on?", "confirm")}});
+    return TextResult("answered");
+  });
+}
+
+TaskHarness Fixtures(std::shared_ptr<std::atomic<bool>> gate = nullptr) {
+  return TaskHarness(2, TaskOptions(), false, [gate](ToolRegistry& registry) {
     for (auto& tool : MakeConformanceTaskTools(Millis(0))) {
       REQUIRE(registry.Register(std::move(tool)).empty());
     }
+    if (gate) REQUIRE(registry.Register(GatedAsk(gate)).empty());
   });
 }
 
@@ -139,10 +161,12 @@ TEST_CASE(
     "a tasks/cancel that comes while the task is being parked leaves it cancelled with its work "
     "observed stopped",
     "[tasks][task_input][TASKX-1]") {
-  TaskHarness h = Fixtures();
-  const std::string task_id = Start(h, 1, "confirm_delete", {{"filename", "r.txt"}});
+  auto gate = std::make_shared<std::atomic<bool>>(false);
+  TaskHarness h = Fixtures(gate);
+  const std::string task_id = Start(h, 1, "gated_ask", Json::object());
   {
     HeldStore held(h);
+    gate->store(true);
     // The work asks and returns: parked in memory, its write waits behind the latch.
     REQUIRE(h.WaitUntil([&] { return h.session().coordinator().live() == 0; }));
     CHECK(h.session().tasks()->live() == 1);
