@@ -152,6 +152,12 @@ bool Database::IsPostgresUrl(const std::string& spec) {
   return spec.rfind("postgresql://", 0) == 0 || spec.rfind("postgres://", 0) == 0;
 }
 
+int64_t Database::ClockMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 std::string Database::Describe(const std::string& spec) {
   if (!IsPostgresUrl(spec)) return spec;
   // scheme://user:password@host/...: the authority ends at the first '/' or '?', and the

@@ -139,6 +139,12 @@ class Database {
   // A transaction is open (SQLite may end one on its own after some errors).
   virtual bool InTransaction() const = 0;
 
+  // The clock leases and heartbeats are judged by, in milliseconds since the Unix epoch:
+  // this machine's for SQLite (every connection to a file is on one machine), the server's
+  // clock_timestamp() for PostgreSQL, so that keels on machines whose clocks differ agree
+  // (DIST-2). Throws SqliteError when the server cannot be asked.
+  virtual int64_t ClockMs();
+
   // True when SQLite `version_number` (as sqlite3_libversion_number()) has the WAL-reset
   // bug: 3.7.0 to 3.51.2, except the fixed backports 3.50.7+ and 3.44.6+. Opening a SQLite
   // file logs a warning (once per process) when the runtime library is affected.

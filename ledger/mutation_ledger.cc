@@ -133,9 +133,7 @@ MutationLedger::MutationLedger(Database& db, Options options)
 
 int64_t MutationLedger::NowMs() const {
   if (options_.now_ms) return options_.now_ms();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return db_.ClockMs();
 }
 
 std::optional<MutationLedger::Outcome> MutationLedger::AnswerFinished(
@@ -220,8 +218,8 @@ MutationLedger::Outcome MutationLedger::WithNewKey(
     std::chrono::milliseconds wait_budget,
     const std::function<CommitGroup::Keep(Database& db, int64_t now, Outcome* out)>& claim) {
   if (fingerprint.empty()) return Failure(Status::kError, "ledger: empty fingerprint");
-  const int64_t now = NowMs();
   try {
+    const int64_t now = NowMs();
     if (std::optional<Outcome> finished = AnswerFinished(tool, key, fingerprint)) {
       return *std::move(finished);
     }
@@ -312,12 +310,13 @@ MutationLedger::Outcome MutationLedger::Claim(const std::string& tool, const std
 }
 
 bool MutationLedger::WriteOwnRow(std::string_view sql,
-                                 const std::function<void(Statement&)>& bind) {
+                                 const std::function<void(Statement&, int64_t now)>& bind) {
   try {
+    const int64_t now = NowMs();
     int64_t changed = 0;
     group().Run(db_, kOutcomeWait, [&](Database& db) {
       Statement stmt = db.Prepare(sql);
-      bind(stmt);
+      bind(stmt, now);
       stmt.Run();
       changed = db.Changes();
       return CommitGroup::Keep::kKeep;
@@ -331,14 +330,13 @@ bool MutationLedger::WriteOwnRow(std::string_view sql,
 
 bool MutationLedger::Complete(const std::string& tool, const std::string& key, const Json& result,
                               bool failed, const std::string& operation_id) {
-  const int64_t now = NowMs();
   const std::string text = result.dump(-1, ' ', false, Json::error_handler_t::replace);
   return WriteOwnRow(
       "UPDATE ledger SET state = ?4, result = ?5, operation_id = COALESCE(?6, operation_id), "
       "lease_until_ms = 0, updated_ms = ?7, expires_ms = ?8 "
       "WHERE tool = ?1 AND key = ?2 AND owner = ?3 "
       "AND state IN ('in_progress', 'needs_reconciliation')",
-      [&](Statement& s) {
+      [&](Statement& s, int64_t now) {
         s.Bind(1, tool).Bind(2, key).Bind(3, options_.owner);
         s.Bind(4, LedgerStateName(failed ? LedgerState::kFailed : LedgerState::kCommitted));
         s.Bind(5, text);
@@ -355,15 +353,16 @@ bool MutationLedger::Release(const std::string& tool, const std::string& key) {
   return WriteOwnRow(
       "DELETE FROM ledger WHERE tool = ?1 AND key = ?2 AND owner = ?3 "
       "AND state IN ('in_progress', 'needs_reconciliation')",
-      [&](Statement& s) { s.Bind(1, tool).Bind(2, key).Bind(3, options_.owner); });
+      [&](Statement& s, int64_t) { s.Bind(1, tool).Bind(2, key).Bind(3, options_.owner); });
 }
 
 bool MutationLedger::MarkNeedsReconciliation(const std::string& tool, const std::string& key) {
-  const int64_t now = NowMs();
   return WriteOwnRow(
       "UPDATE ledger SET state = 'needs_reconciliation', updated_ms = ?4 "
       "WHERE tool = ?1 AND key = ?2 AND owner = ?3 AND state = 'in_progress'",
-      [&](Statement& s) { s.Bind(1, tool).Bind(2, key).Bind(3, options_.owner).Bind(4, now); });
+      [&](Statement& s, int64_t now) {
+        s.Bind(1, tool).Bind(2, key).Bind(3, options_.owner).Bind(4, now);
+      });
 }
 
 bool MutationLedger::RecordAttempt(const std::string& tool, const std::string& key,
@@ -371,7 +370,7 @@ bool MutationLedger::RecordAttempt(const std::string& tool, const std::string& k
   return WriteOwnRow(
       "UPDATE ledger SET attempt_boot_id = ?4, attempt_pgid = ?5, attempt_start_ticks = ?6 "
       "WHERE tool = ?1 AND key = ?2 AND owner = ?3 AND state = 'in_progress'",
-      [&](Statement& s) {
+      [&](Statement& s, int64_t) {
         s.Bind(1, tool).Bind(2, key).Bind(3, options_.owner).Bind(4, attempt.boot_id);
         s.Bind(5, attempt.pgid).Bind(6, attempt.start_ticks);
       });
@@ -379,13 +378,12 @@ bool MutationLedger::RecordAttempt(const std::string& tool, const std::string& k
 
 bool MutationLedger::Adopt(const std::string& tool, const std::string& key,
                            const std::string& from_owner, bool owner_gone) {
-  const int64_t now = NowMs();
   return WriteOwnRow(
       "UPDATE ledger SET owner = ?3, state = 'needs_reconciliation', lease_until_ms = 0, "
       "updated_ms = ?4 WHERE tool = ?1 AND key = ?2 AND owner = ?5 AND "
       "(state = 'needs_reconciliation' OR "
       "(state = 'in_progress' AND (lease_until_ms <= ?4 OR ?6)))",
-      [&](Statement& s) {
+      [&](Statement& s, int64_t now) {
         s.Bind(1, tool).Bind(2, key).Bind(3, options_.owner).Bind(4, now).Bind(5, from_owner);
         s.Bind(6, static_cast<int64_t>(owner_gone ? 1 : 0));
       });
@@ -415,8 +413,8 @@ std::optional<LedgerRecord> MutationLedger::Lookup(const std::string& tool,
 }
 
 size_t MutationLedger::ReapExpired() {
-  const int64_t now = NowMs();
   try {
+    const int64_t now = NowMs();
     int64_t deleted = 0;
     group().Run(db_, kOutcomeWait, [&](Database& db) {
       Statement reap = db.Prepare(

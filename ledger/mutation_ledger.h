@@ -117,7 +117,9 @@ class MutationLedger {
     std::string owner;                    // unique per process, e.g. "keel-<pid>-<random>"
     int64_t ttl_ms = 24LL * 3600 * 1000;  // terminal rows kept this long
     int64_t lease_ms = 60000;             // a remote claim is live this long
-    std::function<int64_t()> now_ms;      // wall clock; null = system_clock
+    // The clock of leases and row times; null: the database's (Database::ClockMs: the
+    // server's on PostgreSQL, so that instances whose clocks differ agree on a lease).
+    std::function<int64_t()> now_ms;
     // Shared by the ledgers of one process: their writes are batched into shared
     // transactions, one fsync for many (commit_group.h). Null: this ledger batches only its
     // own writes, queuing on `writer` before BEGIN IMMEDIATE.
@@ -197,6 +199,7 @@ class MutationLedger {
   size_t ReapExpired();
 
  private:
+  // Throws SqliteError when the database's clock cannot be read.
   int64_t NowMs() const;
   // Under the write lock: what an existing row means for this presentation of the key.
   // Counts the attempt and turns an abandoned claim into needs_reconciliation.
@@ -215,7 +218,7 @@ class MutationLedger {
   std::optional<Outcome> AnswerFinished(const std::string& tool, const std::string& key,
                                         const std::string& fingerprint);
   // One write running `sql` (waiting up to kOutcomeWait); true when exactly one row changed.
-  bool WriteOwnRow(std::string_view sql, const std::function<void(Statement&)>& bind);
+  bool WriteOwnRow(std::string_view sql, const std::function<void(Statement&, int64_t now)>& bind);
   CommitGroup& group() { return options_.group != nullptr ? *options_.group : own_group_; }
 
   Database& db_;

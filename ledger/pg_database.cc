@@ -301,6 +301,12 @@ std::string PgDatabase::Exec(const std::string& sql) {
   }
 }
 
+int64_t PgDatabase::ClockMs() {
+  Statement clock = Prepare("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint");
+  if (!clock.Step()) throw SqliteError(kError, "the server gave no clock_timestamp()");
+  return clock.Int64(0);
+}
+
 void PgDatabase::SetBusyTimeout(std::chrono::milliseconds timeout) {
   // lock_timeout 0 would mean "wait forever"; SQLite's 0 means "fail at once".
   const int64_t ms = std::clamp<int64_t>(timeout.count(), 1, INT32_MAX);

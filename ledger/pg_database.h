@@ -58,6 +58,8 @@ class PgDatabase final : public Database {
   void Commit() override;
   void Rollback() noexcept override;
   bool InTransaction() const override;
+  // clock_timestamp() of the server (not now(), which stands still within a transaction).
+  int64_t ClockMs() override;
 
   // `sql` with ?N placeholders rewritten to $N (outside single-quoted literals), and the
   // highest N found.

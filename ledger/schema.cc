@@ -255,6 +255,19 @@ CREATE TABLE deploy_operations(
   created_ms BIGINT NOT NULL
 );
 )sql",
+      // 2: the registry of live keel instances (ledger/instance_registry.h): heartbeats in
+      // the server's clock, so liveness is never judged by another machine's clock or pid.
+      R"sql(
+CREATE TABLE keel_instances(
+  owner TEXT PRIMARY KEY,
+  host TEXT NOT NULL,
+  pid BIGINT NOT NULL,
+  boot_id TEXT NOT NULL,
+  started_ms BIGINT NOT NULL,
+  heartbeat_ms BIGINT NOT NULL
+);
+CREATE INDEX tasks_cancel_requested ON tasks(owner) WHERE cancel_phase = 'requested';
+)sql",
   };
   return steps;
 }

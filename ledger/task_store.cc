@@ -348,6 +348,26 @@ size_t TaskStore::RenewLeases(std::string_view owner, int64_t lease_until_ms) {
             [&](Statement& s) { s.Bind(1, owner).Bind(2, lease_until_ms); }));
 }
 
+bool TaskStore::TakeOver(std::string_view task_id, std::string_view from_owner,
+                         std::string_view to_owner, int64_t to_pid) {
+  return Write(db_,
+               "UPDATE tasks SET owner = ?3, owner_pid = ?4 "
+               "WHERE task_id = ?1 AND owner = ?2 AND status = 'working'",
+               [&](Statement& s) {
+                 s.Bind(1, task_id).Bind(2, from_owner).Bind(3, to_owner).Bind(4, to_pid);
+               }) == 1;
+}
+
+std::vector<std::string> TaskStore::CancelRequestedOf(std::string_view owner) {
+  Statement rows = db_.Prepare(
+      "SELECT task_id FROM tasks WHERE owner = ?1 AND cancel_phase = 'requested' "
+      "AND status = 'cancelled'");
+  rows.Bind(1, owner);
+  std::vector<std::string> ids;
+  while (rows.Step()) ids.push_back(rows.Text(0));
+  return ids;
+}
+
 std::vector<TaskRecord> TaskStore::Unfinished(std::string_view except_owner) {
   // `+seq`: read the few unfinished rows through their partial index and sort them, rather
   // than walk the whole table (finished tasks included) in seq order.

@@ -157,8 +157,17 @@ class TaskStore {
   // Non-terminal tasks whose owner is not `except_owner` (start-up and periodic recovery
   // decide which of them were orphaned by a process that died).
   std::vector<TaskRecord> Unfinished(std::string_view except_owner);
+  // Recovery by exactly one survivor (DIST-2): makes a working task of `from_owner` ours.
+  // False when another keel took it first, or it is no longer working.
+  bool TakeOver(std::string_view task_id, std::string_view from_owner, std::string_view to_owner,
+                int64_t to_pid);
+  // Tasks of `owner` cancelled (phase requested) by a tasks/cancel, perhaps another keel's:
+  // their work must be stopped where it runs (TaskManager's cancel watch).
+  std::vector<std::string> CancelRequestedOf(std::string_view owner);
   // Deletes expired tasks. Returns how many.
   size_t SweepExpired(int64_t now_ms);
+
+  Database& db() { return db_; }
 
  private:
   Database& db_;

@@ -28,6 +28,14 @@ void OpenLedger(const CliOptions& flags, const std::string& owner, std::ostream&
     options.ttl_ms = flags.idempotency_ttl_ms;
     options.owner = owner;
     state->ledger = LedgerService::Open(options, &error, &exit_code);
+    if (state->ledger) {
+      if (std::string why = state->ledger->JoinInstances(); !why.empty()) {
+        error =
+            "cannot join the keel instances of " + Database::Describe(state->db_path) + ": " + why;
+        exit_code = kExitUnavailable;
+        state->ledger.reset();
+      }
+    }
   }
   if (!state->ledger) {
     err << "keel: " << error << "\n";

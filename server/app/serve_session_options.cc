@@ -12,6 +12,14 @@
 #include "server/session/client_log.h"
 
 namespace keel {
+namespace {
+
+// A tasks/cancel answered by another keel on the same --db reaches the work here within
+// about this long (task_manager.h, invariant 10): one indexed read per interval while a
+// task runs, none otherwise.
+constexpr int64_t kTaskCancelWatchMs = 250;
+
+}  // namespace
 
 SessionOptions SessionOptionsFor(const CliOptions& flags, const std::string& owner,
                                  std::shared_ptr<LedgerService> ledger, TraceLog* trace) {
@@ -34,6 +42,8 @@ SessionOptions SessionOptionsFor(const CliOptions& flags, const std::string& own
   session_options.tasks.page_size = flags.page_size;
   session_options.tasks.owner = owner;
   session_options.tasks.pid = getpid();
+  // Another keel on the same --db may answer a tasks/cancel for a task run here.
+  session_options.tasks.cancel_watch_ms = kTaskCancelWatchMs;
   try {
     session_options.state_keys = LoadStateKeys(ledger->Db(), WallClockMs(), kStateKeyRotationMs);
   } catch (const SqliteError& e) {

@@ -107,7 +107,8 @@ OutputSink* StdioServer::Router::Find(ExchangeId id) {
 void StdioServer::WireSession() {
   // Tasks a dead keel left working are settled before any request is read (the store
   // thread runs jobs in order), then every minute with the sweep of expired tasks.
-  RecoveryOptions recovery{parts_.owner, getpid(), nullptr};
+  RecoveryOptions recovery{parts_.owner, getpid(), nullptr,
+                           parts_.ledger != nullptr && parts_.ledger->spans_machines()};
   session_.tasks()->StartMaintenance(OrphanedTaskRecovery(parts_.tools.registry, recovery));
   session_.set_on_stop_reading([this] {
     if (transport_) transport_->StopReading();

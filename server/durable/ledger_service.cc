@@ -1,9 +1,15 @@
 #include "server/durable/ledger_service.h"
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 #include <spdlog/spdlog.h>
 
 #include "ledger/database_check.h"
 #include "ledger/fingerprint.h"
+#include "ledger/instance_registry.h"
 #include "ledger/schema.h"
 #include "protocol/bounded_json.h"
 #include "protocol/iso_time.h"
@@ -151,6 +157,39 @@ MutationLedger::Options LedgerService::LedgerOptions() {
   options.writer = &writer_;
   options.group = group_.get();
   return options;
+}
+
+std::string LedgerService::JoinInstances() {
+  if (!spans_machines() || heartbeat_) return {};
+  std::string error;
+  heartbeat_ = InstanceHeartbeat::Start(options_.path, ThisInstance(options_.owner), &error);
+  return heartbeat_ ? std::string() : error;
+}
+
+bool LedgerService::OwnerGone(const std::string& owner) {
+  if (owner == options_.owner) return false;
+  if (!spans_machines()) return LedgerOwnerGone(owner, options_.owner);
+  try {
+    return InstanceRegistry(Db()).Gone(owner);
+  } catch (const std::exception& e) {
+    spdlog::warn("keel_instances cannot be read ({}): {} counts as alive", e.what(), owner);
+    return false;
+  }
+}
+
+bool LedgerOwnerGone(const std::string& owner, const std::string& self) {
+  // "keel-<pid>-<random>"
+  if (owner.rfind("keel-", 0) != 0) return false;
+  const size_t end = owner.find('-', 5);
+  const std::string digits = owner.substr(5, end == std::string::npos ? end : end - 5);
+  if (digits.empty() || digits.size() > 9 ||
+      digits.find_first_not_of("0123456789") != std::string::npos) {
+    return false;
+  }
+  const pid_t pid = static_cast<pid_t>(std::stol(digits));
+  if (pid <= 0) return false;
+  if (pid == getpid()) return owner != self && !self.empty();
+  return kill(pid, 0) == -1 && errno == ESRCH;
 }
 
 Database& LedgerService::Db() { return *ForThisThread().db; }

@@ -26,6 +26,7 @@
 #include "ledger/database.h"
 #include "ledger/mutation_ledger.h"
 #include "ledger/writer_gate.h"
+#include "server/durable/instance_heartbeat.h"
 
 namespace keel {
 
@@ -62,6 +63,19 @@ class LedgerService {
   Json RunUnkeyed(const std::function<EffectOutcome(Database&)>& effect);
 
   const Options& options() const { return options_; }
+
+  // DIST-2: on PostgreSQL, registers this keel in keel_instances and keeps its heartbeat
+  // until destruction (instance_heartbeat.h); a no-op on SQLite. Only a keel that serves
+  // joins (not `keel admin`). Returns the error, empty on success.
+  std::string JoinInstances();
+  // True when the database may be shared by keels on several machines (PostgreSQL): then
+  // a pid or a boot id recorded by another keel may be another machine's.
+  bool spans_machines() const { return Database::IsPostgresUrl(options_.path); }
+  // Whether the keel that wrote ledger or task owner `owner` surely runs no more: on
+  // PostgreSQL, it is gone from the registry (InstanceRegistry::Gone, by the server's
+  // clock); on SQLite, LedgerOwnerGone (its pid). Our own owner is never gone; a registry
+  // that cannot be read says "not known to be gone".
+  bool OwnerGone(const std::string& owner);
   // Keyed writes committed so far, and the transactions (fsyncs) they took.
   uint64_t writes_committed() const { return group_->units(); }
   uint64_t write_transactions() const { return group_->transactions(); }
@@ -85,7 +99,13 @@ class LedgerService {
   std::unique_ptr<CommitGroup> group_;
   std::mutex mu_;
   std::unordered_map<std::thread::id, std::unique_ptr<PerThread>> threads_;  // guarded by mu_
+  std::unique_ptr<InstanceHeartbeat> heartbeat_;  // PostgreSQL, once JoinInstances()
 };
+
+// Whether the process that wrote ledger owner `owner` ("keel-<pid>-...") surely no longer
+// runs on this machine: its pid is ours (but the owner is not `self`), or no process has
+// that pid. Meaningful only for keels that share this machine (a SQLite file).
+bool LedgerOwnerGone(const std::string& owner, const std::string& self);
 
 // What a ledger outcome that ran nothing (or RunInDatabase's kExecuted) means for the caller:
 // the result of kExecuted, a replay marked in `_meta`, or an isError result naming the key

@@ -95,6 +95,21 @@ Json StillRunning(const LedgerRecord& row, const std::string& tool, const std::s
   return LedgerAnswer(std::move(outcome), tool, key);
 }
 
+// Whether the claimant `owner` surely runs no more (never `self`): by the registry of
+// instances when the database spans machines, by its pid otherwise.
+bool ClaimantGone(LedgerService& ledger, const std::string& owner, const std::string& self) {
+  if (owner == self) return false;
+  return ledger.spans_machines() ? ledger.OwnerGone(owner) : LedgerOwnerGone(owner, self);
+}
+
+// The rule for "is this recorded attempt over": the caller's, else AttemptGone, or
+// AttemptGoneHere when the attempt may have been started on another machine.
+AttemptGoneFn AttemptRule(const LedgerService& ledger, const AttemptGoneFn& given) {
+  if (given) return given;
+  if (ledger.spans_machines()) return AttemptGoneHere;
+  return nullptr;
+}
+
 }  // namespace
 
 bool AttemptOver(const LedgerRecord& row, const AttemptGoneFn& attempt_gone) {
@@ -115,10 +130,11 @@ Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const Re
   // abandoned as an expired one.
   const bool dead_claimant = claim.status == MutationLedger::Status::kInProgress &&
                              claim.record.owner != self &&
-                             LedgerOwnerGone(claim.record.owner, self);
+                             ClaimantGone(ledger, claim.record.owner, self);
   if (claim.status == MutationLedger::Status::kNeedsReconciliation || dead_claimant) {
-    const bool adopted = book().Adopt(call.tool, call.key, claim.record.owner,
-                                      dead_claimant || LedgerOwnerGone(claim.record.owner, self));
+    const bool adopted =
+        book().Adopt(call.tool, call.key, claim.record.owner,
+                     dead_claimant || ClaimantGone(ledger, claim.record.owner, self));
     if (!adopted) return LedgerAnswer(std::move(claim), call.tool, call.key);
     claim.status = MutationLedger::Status::kNeedsReconciliation;
     const Reconciled found = LookUp(ops);
@@ -129,7 +145,7 @@ Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const Re
       return MarkReconciled(found.result);
     }
     // "Did not happen" means nothing while the write may still be on its way.
-    if (!AttemptOver(claim.record, ops.attempt_gone)) {
+    if (!AttemptOver(claim.record, AttemptRule(ledger, ops.attempt_gone))) {
       return StillRunning(claim.record, call.tool, call.key);
     }
     if (found.outcome == Reconciled::Outcome::kUnknown &&
@@ -182,21 +198,6 @@ Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const Re
   return Annotated(std::move(result), found.outcome);
 }
 
-bool LedgerOwnerGone(const std::string& owner, const std::string& self) {
-  // "keel-<pid>-<random>"
-  if (owner.rfind("keel-", 0) != 0) return false;
-  const size_t end = owner.find('-', 5);
-  const std::string digits = owner.substr(5, end == std::string::npos ? end : end - 5);
-  if (digits.empty() || digits.size() > 9 ||
-      digits.find_first_not_of("0123456789") != std::string::npos) {
-    return false;
-  }
-  const pid_t pid = static_cast<pid_t>(std::stol(digits));
-  if (pid <= 0) return false;
-  if (pid == getpid()) return owner != self && !self.empty();
-  return kill(pid, 0) == -1 && errno == ESRCH;
-}
-
 size_t ReconcileUnsettled(LedgerService& ledger, const std::string& tool, const std::string& self,
                           const std::function<Reconciled(const std::string& key)>& lookup,
                           const AttemptGoneFn& attempt_gone) {
@@ -204,7 +205,7 @@ size_t ReconcileUnsettled(LedgerService& ledger, const std::string& tool, const 
   size_t settled = 0;
   for (const LedgerRecord& row : book.Unsettled(tool, kStartupRowsPerTool)) {
     if (row.owner == self) continue;  // a call of ours is running it
-    const bool gone = LedgerOwnerGone(row.owner, self);
+    const bool gone = ClaimantGone(ledger, row.owner, self);
     if (!book.Adopt(tool, row.key, row.owner, gone)) continue;  // live elsewhere, or raced
     Reconciled found;
     try {
@@ -220,7 +221,7 @@ size_t ReconcileUnsettled(LedgerService& ledger, const std::string& tool, const 
         }
         break;
       case Reconciled::Outcome::kDidNotHappen:
-        if (!AttemptOver(row, attempt_gone)) {
+        if (!AttemptOver(row, AttemptRule(ledger, attempt_gone))) {
           spdlog::warn(
               "{} key '{}': left by {} while {} may still run it: the lookup's \"did "
               "not happen\" cannot be trusted yet; it stays needs_reconciliation",

@@ -90,8 +90,4 @@ size_t ReconcileUnsettled(LedgerService& ledger, const std::string& tool, const 
                           const std::function<Reconciled(const std::string& key)>& lookup,
                           const AttemptGoneFn& attempt_gone = nullptr);
 
-// Whether the process that wrote ledger owner `owner` ("keel-<pid>-...") surely no longer
-// runs: its pid is ours (but the owner is not `self`), or no process has that pid.
-bool LedgerOwnerGone(const std::string& owner, const std::string& self);
-
 }  // namespace keel

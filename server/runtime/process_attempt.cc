@@ -100,4 +100,9 @@ bool AttemptGone(const LedgerAttempt& attempt) {
   return !AnyRunningMember(attempt.pgid);
 }
 
+bool AttemptGoneHere(const LedgerAttempt& attempt) {
+  if (attempt.boot_id.empty() || attempt.boot_id != BootId()) return false;
+  return AttemptGone(attempt);
+}
+
 }  // namespace keel

@@ -21,8 +21,10 @@
 // (keel died between the claim and the spawn's record, pgid 0) cannot be told apart from a
 // running one on the same boot: it may still run.
 //
-// Assumptions: keel processes sharing a database share one pid namespace (the owner check,
-// LedgerOwnerGone, makes the same one); /proc is mounted. Start times are clock ticks since
+// Assumptions: keel processes sharing a SQLite file share one pid namespace (the owner
+// check, LedgerOwnerGone, makes the same one); /proc is mounted. Keels sharing a PostgreSQL
+// database may run on several machines: they use AttemptGoneHere, which judges only an
+// attempt started on this machine's current boot. Start times are clock ticks since
 // boot (/proc/<pid>/stat field 22).
 //
 // Thread-safety: every function may be called from any thread; BootId() is read once.
@@ -35,6 +37,11 @@
 #include "ledger/mutation_ledger.h"
 
 namespace keel {
+
+// AttemptGone for a database shared across machines: an attempt recorded with another boot
+// id (or none) may be another machine's process, which this one cannot see: it may still
+// run (false). One of this boot is judged by AttemptGone.
+bool AttemptGoneHere(const LedgerAttempt& attempt);
 
 // /proc/sys/kernel/random/boot_id, read on first use; empty when unreadable.
 const std::string& BootId();

@@ -140,6 +140,14 @@ void TaskManager::StartMaintenance(std::function<void(TaskStore&)> recover) {
   };
   loop_.AddTimer(loop_.clock().Now() + renew_every, renew_timer_);
   loop_.AddTimer(loop_.clock().Now() + upkeep_every, upkeep_timer_);
+  if (options_.cancel_watch_ms > 0) {
+    const Duration watch_every = Millis(options_.cancel_watch_ms);
+    watch_timer_ = [this, watch_every] {
+      WatchForeignCancels();
+      loop_.AddTimer(loop_.clock().Now() + watch_every, watch_timer_);
+    };
+    loop_.AddTimer(loop_.clock().Now() + watch_every, watch_timer_);
+  }
 }
 
 }  // namespace keel

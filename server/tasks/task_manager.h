@@ -51,6 +51,12 @@
 //     (ToolContext::InputResponse): a tool asks before it acts, so the re-run is safe. The
 //     acknowledgement goes out after the write. tasks/cancel of a parked task cancels it,
 //     phase observed. A legacy task's work that asks still ends input_unavailable.
+// 10. A tasks/cancel answered by another keel sharing the store writes the row cancelled
+//     (phase requested) there; every cancel_watch_ms, while this keel runs a task's work,
+//     it asks the store for its tasks so cancelled and cancels their work here as a
+//     tasks/cancel would (no progress after, waiters answered cancelled); when the worker
+//     returns, the phase is written as in invariant 3. A cancel thus reaches the work within
+//     about cancel_watch_ms plus one store read.
 #pragma once
 
 #include <cstdint>
@@ -85,6 +91,9 @@ struct TaskOptions {
   std::string owner;                        // this process, as in the ledger
   int64_t pid = 0;
   int64_t lease_ms = 60000;  // renewed every lease_ms / 3
+  // How often the store is asked whether another keel cancelled a task this one runs
+  // (invariant 10); 0: never (a single keel needs no watch).
+  int64_t cancel_watch_ms = 0;
 };
 
 class TaskManager {
@@ -244,6 +253,10 @@ class TaskManager {
   void CancelLive(const ReplyTo& to, Live& live, int64_t now, TaskDialect dialect);
   void CancelStored(const ReplyTo& to, const std::string& task_id, int64_t now,
                     TaskDialect dialect);
+  // Invariant 10: the store's cancelled rows of this keel's running tasks, and their work
+  // cancelled here.
+  void WatchForeignCancels();
+  void CancelledElsewhere(const std::string& task_id);
 
   // Invariant 9 (task_input.cc): the work asked `asked` (an AskForInput result); and a task
   // whose questions are all answered runs again.
@@ -292,6 +305,8 @@ class TaskManager {
   std::function<void()> on_idle_;
   std::function<void()> renew_timer_;   // lease renewal, every lease_ms / 3
   std::function<void()> upkeep_timer_;  // recovery and sweep, every minute
+  std::function<void()> watch_timer_;   // invariant 10, every cancel_watch_ms
+  bool watching_ = false;               // a cancel-watch read is in flight
 };
 
 }  // namespace keel

@@ -178,6 +178,46 @@ void TaskManager::CancelLive(const ReplyTo& to, Live& live, int64_t now, TaskDia
       });
 }
 
+void TaskManager::WatchForeignCancels() {
+  if (watching_) return;
+  bool running = false;
+  for (const auto& [task_id, live] : live_) {
+    running = running || (!live.work_ended && !IsTerminal(live.record.status));
+  }
+  if (!running) return;
+  watching_ = true;
+  Store<std::vector<std::string>>(
+      [owner = options_.owner](TaskStore& store) { return store.CancelRequestedOf(owner); },
+      [this](std::vector<std::string> cancelled, std::string error) {
+        watching_ = false;
+        if (!error.empty()) {
+          spdlog::warn("tasks: could not look for tasks cancelled elsewhere: {}", error);
+          return;
+        }
+        for (const std::string& task_id : cancelled) CancelledElsewhere(task_id);
+      });
+}
+
+void TaskManager::CancelledElsewhere(const std::string& task_id) {
+  auto it = live_.find(task_id);
+  if (it == live_.end() || IsTerminal(it->second.record.status)) return;
+  Live& live = it->second;
+  spdlog::info("task {} ({}) was cancelled through another keel: its work is cancelled here",
+               task_id, live.record.tool);
+  live.record.status = TaskStatus::kCancelled;
+  live.record.cancel_phase = CancelPhase::kRequested;
+  live.record.status_message = kCancelRequested;
+  live.record.updated_ms = now_ms_();
+  live.terminal_written = true;  // by the keel that answered the tasks/cancel
+  NotifyStatus(live.record);
+  for (const ReplyTo& waiter : live.waiters) AnswerOutcome(waiter, live.record);
+  live.waiters.clear();
+  // Parked, its worker gone already: nothing else will say the work stopped.
+  if (live.parked && live.work_ended) return AfterCancel(task_id, WorkEnd::kParked, Json());
+  cancel_work_(live.generation);  // may end the work at once (OnWorkEnded): `live` is stale
+  EraseIfDone(task_id);
+}
+
 void TaskManager::CancelStored(const ReplyTo& to, const std::string& task_id, int64_t now,
                                TaskDialect dialect) {
   // Not run here: a task of an earlier (or another) keel process, or a finished one.

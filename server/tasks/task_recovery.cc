@@ -3,8 +3,11 @@
 #include <signal.h>
 
 #include <cerrno>
+#include <exception>
 
 #include <spdlog/spdlog.h>
+
+#include "ledger/instance_registry.h"
 
 namespace keel {
 namespace {
@@ -22,13 +25,25 @@ size_t RecoverOrphanedTasks(TaskStore& store, const ToolRegistry& tools,
                             const RecoveryOptions& options, int64_t now_ms) {
   size_t settled = 0;
   for (const TaskRecord& task : store.Unfinished(options.owner)) {
-    const bool owner_runs =
-        task.owner_pid != options.pid &&
-        (options.alive ? options.alive(task.owner_pid) : ProcessRuns(task.owner_pid));
-    if (owner_runs && task.lease_until_ms > now_ms) continue;  // still someone's live task
     // A task waiting for input runs nowhere: it stays parked, and whoever answers its last
     // question (tasks/update) resumes it.
     if (task.status == TaskStatus::kInputRequired) continue;
+    if (options.registry) {
+      bool gone = false;
+      try {
+        gone = InstanceRegistry(store.db()).Gone(task.owner);
+      } catch (const std::exception& e) {
+        spdlog::warn("task {}: keel_instances cannot be read ({}); its owner counts as alive",
+                     task.task_id, e.what());
+      }
+      if (!gone) continue;
+    } else {
+      const bool owner_runs =
+          task.owner_pid != options.pid &&
+          (options.alive ? options.alive(task.owner_pid) : ProcessRuns(task.owner_pid));
+      if (owner_runs && task.lease_until_ms > now_ms) continue;  // still someone's live task
+    }
+    if (!store.TakeOver(task.task_id, task.owner, options.owner, options.pid)) continue;
 
     Reconciled found;
     Tool* tool = tools.Find(task.tool);
@@ -76,8 +91,8 @@ size_t RecoverOrphanedTasks(TaskStore& store, const ToolRegistry& tools,
     }
     if (store.Finish(task.task_id, status, message, result, Json(), now_ms)) {
       ++settled;
-      spdlog::info("task {} ({}) was left working by keel pid {}: now {}", task.task_id, task.tool,
-                   task.owner_pid, TaskStatusName(status));
+      spdlog::info("task {} ({}) was left working by {} (pid {}): now {}", task.task_id, task.tool,
+                   task.owner, task.owner_pid, TaskStatusName(status));
     }
   }
   return settled;

@@ -3,7 +3,10 @@
 // every minute after (another keel on the same file may die meanwhile).
 //
 // A task is orphaned when its owner is not this process and the owner is gone: its pid
-// no longer runs, or its lease (renewed while the owner lives) has expired. An orphan
+// no longer runs, or its lease (renewed while the owner lives) has expired; with a store
+// shared across machines, the registry of instances says it is gone. Exactly one survivor
+// settles each orphan: it takes the task over first (TaskStore::TakeOver), and a keel that
+// loses that race leaves the task alone. An orphan
 // becomes terminal, never silently lost (a task parked in input_required is no orphan: no
 // work of it runs anywhere, and it stays parked until answered, cancelled or expired):
 //  - its tool can reconcile it (Tool::Reconcile, e.g. the ledger by idempotency key) and
@@ -29,6 +32,10 @@ struct RecoveryOptions {
   int64_t pid = 0;
   // Whether a process runs; null: kill(pid, 0). Our own pid never counts as the owner's.
   std::function<bool(int64_t pid)> alive;
+  // The store is shared by keels on several machines (PostgreSQL): an owner runs while the
+  // registry of instances says so (InstanceRegistry::Gone, by the server's clock); neither
+  // its pid nor the lease (written by its own clock) is looked at.
+  bool registry = false;
 };
 
 // Returns how many orphans were settled.
