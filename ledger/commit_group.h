@@ -17,7 +17,9 @@
 // When the whole transaction is lost, every unit it held fails with SqliteError and
 // nothing of them was committed: COMMIT failed, or SQLite rolled back on its own
 // (SQLITE_FULL, an I/O error, a body that ended the transaction). Units not yet run go on in
-// the next transaction.
+// the next transaction. One exception: a COMMIT whose answer was lost with its PostgreSQL
+// connection (SQLITE_IOERR, pg_database.h) may have committed; its units fail with that
+// error, and the caller finds out by reading back (MutationLedger::FoundOut).
 //
 // Bodies run on the leader's thread, against the Database they are given; they must use
 // nothing of their caller's connection, and must not call Run(). A waiter blocks its thread

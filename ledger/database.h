@@ -154,6 +154,10 @@ class Database {
   Database() = default;
   // A new prepared statement for `sql`; throws SqliteError if it does not compile.
   virtual std::unique_ptr<StatementCursor> NewCursor(std::string_view sql) = 0;
+  // For a Database that wraps another (a test's fault injector): `inner`'s NewCursor.
+  static std::unique_ptr<StatementCursor> NewCursorOf(Database& inner, std::string_view sql) {
+    return inner.NewCursor(sql);
+  }
   // Drops every cached statement: a backend calls it before it closes its connection.
   void ClearStatements() { statements_.clear(); }
 

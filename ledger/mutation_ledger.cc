@@ -218,8 +218,10 @@ MutationLedger::Outcome MutationLedger::WithNewKey(
     std::chrono::milliseconds wait_budget,
     const std::function<CommitGroup::Keep(Database& db, int64_t now, Outcome* out)>& claim) {
   if (fingerprint.empty()) return Failure(Status::kError, "ledger: empty fingerprint");
+  int64_t now = 0;
+  bool created = false;  // this call's unit wrote the key's row (kept, not yet committed)
   try {
-    const int64_t now = NowMs();
+    now = NowMs();
     if (std::optional<Outcome> finished = AnswerFinished(tool, key, fingerprint)) {
       return *std::move(finished);
     }
@@ -229,12 +231,40 @@ MutationLedger::Outcome MutationLedger::WithNewKey(
         out = Presented(db, *row, fingerprint, now);
         return CommitGroup::Keep::kKeep;
       }
-      return claim(db, now, &out);
+      const CommitGroup::Keep keep = claim(db, now, &out);
+      created = keep == CommitGroup::Keep::kKeep && out.status == Status::kExecuted;
+      return keep;
     });
     return out;
   } catch (const SqliteError& e) {
-    return FromSqlite(e);
+    if (!created || (e.code & 0xff) != SQLITE_IOERR) return FromSqlite(e);
+    return FoundOut(tool, key, fingerprint, now, e);
   }
+}
+
+MutationLedger::Outcome MutationLedger::FoundOut(const std::string& tool, const std::string& key,
+                                                 const std::string& fingerprint, int64_t now,
+                                                 const SqliteError& lost) {
+  std::optional<LedgerRecord> row;
+  try {
+    row = ReadRow(db_, tool, key);
+  } catch (const SqliteError& again) {
+    return Failure(Status::kError, std::string("ledger: the COMMIT of key '") + key +
+                                       "' lost its answer (" + lost.what() +
+                                       ") and the key cannot be read back (" + again.what() +
+                                       "): its outcome is unknown");
+  }
+  if (row && row->owner == options_.owner && row->created_ms == now &&
+      row->fingerprint == fingerprint) {
+    Outcome out;
+    out.status = Status::kExecuted;
+    out.record = std::move(*row);
+    out.result = out.record.result;
+    return out;
+  }
+  return Failure(Status::kError, std::string("ledger: the write of key '") + key +
+                                     "' did not commit (" + lost.what() +
+                                     "); nothing of it happened, and a retry runs it");
 }
 
 MutationLedger::Outcome MutationLedger::RunInDatabase(

@@ -40,6 +40,8 @@
 //  - Adopt() keeps the row's recorded attempt: the next reconciler must still see it.
 //  - Complete() and Release() also accept our own needs_reconciliation row: that is how a
 //    reconciliation by key records what it found out (happened / surely did not happen).
+//  - A new key's write whose COMMIT lost its answer (a PostgreSQL connection lost while it
+//    ran) is found out by reading the key back (FoundOut), never guessed.
 //  - Complete/Release/MarkNeedsReconciliation/ReapExpired wait up to 5 s for the write lock;
 //    if SQLite still fails they return false (0) and the row stays as it was, so an
 //    unrecorded outcome surfaces as needs_reconciliation once the lease expires.
@@ -213,6 +215,15 @@ class MutationLedger {
       const std::string& tool, const std::string& key, const std::string& fingerprint,
       std::chrono::milliseconds wait_budget,
       const std::function<CommitGroup::Keep(Database& db, int64_t now, Outcome* out)>& claim);
+  // DIST-3: the COMMIT of the transaction that wrote (tool, key)'s new row (at `now`) lost its
+  // answer (SQLITE_IOERR: the connection died while it ran), so whether it committed is
+  // unknown; the row is read back to find out, never guessed. Our row, of our creation
+  // time: it committed, and the outcome is kExecuted as if the answer had come. No such
+  // row: nothing committed; kError, and a retry runs. Unreadable: kError, outcome unknown
+  // (a claim that did commit is ours, and turns needs_reconciliation when its lease ends:
+  // nothing runs twice).
+  Outcome FoundOut(const std::string& tool, const std::string& key, const std::string& fingerprint,
+                   int64_t now, const SqliteError& lost);
   // A committed or failed row answers at once from a plain read (no write transaction):
   // its replay, or a mismatch. Null when the key is absent or not finished.
   std::optional<Outcome> AnswerFinished(const std::string& tool, const std::string& key,

@@ -28,7 +28,9 @@ int CodeOf(PGconn* conn, const PGresult* result) {
   const char* state = result != nullptr ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
   if (state == nullptr) return kError;
   const std::string_view s(state);
-  if (s == "55P03" || s == "40001" || s == "40P01") return kBusy;
+  // lock_not_available, serialization_failure, deadlock_detected, query_canceled (the
+  // statement_timeout): the ledger cannot answer now; later it may.
+  if (s == "55P03" || s == "40001" || s == "40P01" || s == "57014") return kBusy;
   if (s.substr(0, 2) == "23") return kConstraint;
   if (s.substr(0, 2) == "08") return kIoError;  // connection exception
   return kError;
@@ -192,6 +194,11 @@ std::unique_ptr<PgDatabase> PgDatabase::Connect(const std::string& url, std::str
     // Times are keel's (milliseconds since the epoch, as integers); text is UTF-8.
     db->Run("SET client_encoding = 'UTF8'");
     db->SetBusyTimeout(std::chrono::milliseconds(5000));  // SQLite's default, kept the same
+    // A statement_timeout the URL or the role sets (options=-c statement_timeout=...) is
+    // kept; without one, no statement of keel's may hang a worker forever.
+    Statement current = db->Prepare("SELECT current_setting('statement_timeout')");
+    db->own_statement_timeout_ = current.Step() && current.Text(0) == "0";
+    if (db->own_statement_timeout_) db->Run(kStatementTimeoutSql);
   } catch (const SqliteError& e) {
     *error = e.what();
     return nullptr;
@@ -269,6 +276,7 @@ void PgDatabase::EnsureConnected() {
   lock_timeout_ms_ = -1;
   spdlog::warn("the connection to PostgreSQL was lost; connected again");
   RunHere("SET client_encoding = 'UTF8'");
+  if (own_statement_timeout_) RunHere(kStatementTimeoutSql);
   SetBusyTimeout(std::chrono::milliseconds(wanted_timeout_ms_));
 }
 

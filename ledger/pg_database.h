@@ -20,6 +20,9 @@
 //  - Commit() throws unless the server answered COMMIT: an aborted transaction's COMMIT is a
 //    ROLLBACK to PostgreSQL, never a success here. A connection lost while COMMIT ran throws
 //    SQLITE_IOERR saying the outcome is unknown.
+//  - Every statement has a statement_timeout of kStatementTimeoutMs unless the URL (or the
+//    role) sets one: a server that stops answering fails a statement with SQLITE_BUSY
+//    rather than holding a worker forever.
 //  - A lost connection (PostgreSQL restarted, failed over, or ended the session) is opened
 //    again by the next statement, and statements prepared before are prepared again on it;
 //    never inside a transaction: every statement of a transaction whose connection was lost
@@ -44,6 +47,9 @@ class PgDatabase final : public Database {
  public:
   // The first key of the advisory lock every write transaction takes ("keel" in ASCII).
   static constexpr int32_t kWriterLock = 0x6b65656c;
+  // Every ledger statement is short; 30 s means the server is stuck, not busy.
+  static constexpr int64_t kStatementTimeoutMs = 30000;
+  static constexpr const char* kStatementTimeoutSql = "SET statement_timeout = 30000";
 
   // Connects to `url` (a libpq connection URI). On failure returns null with *error set.
   static std::unique_ptr<PgDatabase> Connect(const std::string& url, std::string* error);
@@ -82,12 +88,13 @@ class PgDatabase final : public Database {
                  std::string_view sql);
 
   pg_conn* conn_;
-  int64_t changes_ = 0;               // rows changed by the last statement that changed rows
-  int next_statement_ = 0;            // names the next prepared statement
-  int64_t lock_timeout_ms_ = -1;      // as set on the connection; -1: unknown
-  int64_t wanted_timeout_ms_ = 5000;  // as last asked for (set again after a reconnect)
-  bool in_transaction_ = false;       // BeginImmediate() ran; Commit()/Rollback() not yet
-  uint64_t generation_ = 0;           // connections opened again so far
+  int64_t changes_ = 0;                 // rows changed by the last statement that changed rows
+  int next_statement_ = 0;              // names the next prepared statement
+  int64_t lock_timeout_ms_ = -1;        // as set on the connection; -1: unknown
+  int64_t wanted_timeout_ms_ = 5000;    // as last asked for (set again after a reconnect)
+  bool own_statement_timeout_ = false;  // keel set statement_timeout (set again after a reconnect)
+  bool in_transaction_ = false;         // BeginImmediate() ran; Commit()/Rollback() not yet
+  uint64_t generation_ = 0;             // connections opened again so far
 };
 
 }  // namespace keel

@@ -104,4 +104,36 @@ TEST_CASE("DIST-3 a transaction whose PostgreSQL connection was lost never goes 
   CHECK(keel::CountCharges(*reader) == 1);
 }
 
+TEST_CASE(
+    "DIST-3 every statement has a statement_timeout unless the URL sets one, kept after a "
+    "reconnect; a statement it stops reads as busy",
+    "[ledger][DIST-3]") {
+  if (std::getenv("KEEL_TEST_POSTGRES_URL") == nullptr) return;
+  keel::LedgerFile file("postgres");
+  auto db = file.Open();
+  auto setting = [](Database& on) {
+    keel::Statement current = on.Prepare("SELECT current_setting('statement_timeout')");
+    REQUIRE(current.Step());
+    return current.Text(0);
+  };
+  CHECK(setting(*db) == "30s");
+  EndSession(file, *db);
+  CHECK(db->Exec("SELECT 1") != "");  // meets the closed connection
+  CHECK(setting(*db) == "30s");       // set again on the new one
+  REQUIRE(db->Exec("SET statement_timeout = 50") == "");
+  int code = 0;
+  try {
+    db->Prepare("SELECT pg_sleep(2)").Run();
+  } catch (const keel::SqliteError& e) {
+    code = e.code;
+  }
+  CHECK(code == 5);  // SQLITE_BUSY
+
+  std::string error;
+  auto own = Database::Open(file.path() + "%20-cstatement_timeout%3D7000", &error);
+  INFO(error);
+  REQUIRE(own != nullptr);
+  CHECK(setting(*own) == "7s");
+}
+
 }  // namespace pg_database_test
