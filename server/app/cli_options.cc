@@ -442,7 +442,7 @@ void AddTraceCommand(CLI::App& app, CliOptions& o) {
   trace_cmd->require_subcommand(1);
 }
 
-// `keel admin block-writes on|off|status` (OPS-2).
+// `keel admin block-writes on|off|status` (OPS-2), `keel admin instances` (DIST-2).
 void AddAdminCommand(CLI::App& app, CliOptions& o) {
   CLI::App* admin =
       app.add_subcommand("admin", "Operator commands on the --db file (keel does not serve)");
@@ -455,6 +455,12 @@ void AddAdminCommand(CLI::App& app, CliOptions& o) {
   block->add_option("state", o.admin_block_writes, "on, off or status")
       ->required()
       ->check(CLI::IsMember({"on", "off", "status"}));
+  CLI::App* instances = admin->add_subcommand(
+      "instances",
+      "List the keels serving from a PostgreSQL --db, each live or gone (silent for more than "
+      "15 s by the server's clock)");
+  instances->fallthrough();
+  instances->callback([&o] { o.admin_instances = true; });
   admin->require_subcommand(1);
 }
 

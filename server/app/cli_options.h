@@ -79,6 +79,7 @@ struct CliOptions {
   bool trace_arguments = false;
   // `keel admin block-writes on|off|status`: an admin command instead of serving.
   std::string admin_block_writes;  // "", "on", "off" or "status"
+  bool admin_instances = false;    // `keel admin instances`
   // `keel wrap [flags] -- COMMAND [ARGS...]` (server/upstream/; docs/wrap.md): serve the MCP
   // server COMMAND starts, with keel's guarantees in front of it; or `keel wrap
   // --upstream-url URL`: the one at URL (Streamable HTTP).

@@ -7,8 +7,11 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "ledger/database.h"
+#include "ledger/instance_registry.h"
 #include "ledger/kill_switch.h"
 #include "protocol/iso_time.h"
 #include "server/app/exit_codes.h"
@@ -63,6 +66,40 @@ CommandOutcome RunAdminBlockWrites(const CliOptions& flags, std::ostream& err) {
   }
 }
 
+// `keel admin instances`: the keels registered on a PostgreSQL --db (DIST-2), each live or
+// gone by the server's clock; on SQLite, says the registry is PostgreSQL's only.
+CommandOutcome RunAdminInstances(const CliOptions& flags, std::ostream& err) {
+  std::string path;
+  int exit_code = 0;
+  std::shared_ptr<LedgerService> ledger = OpenForCommand(flags, err, &path, &exit_code);
+  if (!ledger) return {exit_code, ""};
+  if (!ledger->spans_machines()) {
+    return {0, "no registry of instances in " + Database::Describe(path) +
+                   ": keels on one SQLite file share a machine and tell each other apart by "
+                   "pid\n"};
+  }
+  try {
+    InstanceRegistry registry(ledger->Db());
+    const int64_t now = ledger->Db().ClockMs();
+    std::string out;
+    size_t live = 0;
+    const std::vector<InstanceInfo> all = registry.List();
+    for (const InstanceInfo& info : all) {
+      const int64_t silent = now - info.heartbeat_ms;
+      const bool gone = silent > InstanceRegistry::kGoneAfterMs;
+      if (!gone) ++live;
+      out += (gone ? "gone  " : "live  ") + info.owner + "  host " + info.host + "  pid " +
+             std::to_string(info.pid) + "  since " + IsoTime(info.started_ms) +
+             "  last heartbeat " + std::to_string(silent / 1000) + " s ago\n";
+    }
+    return {0, std::to_string(live) + " live of " + std::to_string(all.size()) +
+                   " registered keel(s) in " + Database::Describe(path) + "\n" + out};
+  } catch (const std::exception& e) {
+    err << "keel: " << Database::Describe(path) << ": " << e.what() << "\n";
+    return {kExitUnavailable, ""};
+  }
+}
+
 // `keel policy check FILE`: validates a file, listing every problem.
 CommandOutcome RunPolicyCheck(const CliOptions& flags, std::ostream& err) {
   const LoadedPolicy loaded = LoadPolicyFile(flags.policy_check_file);
@@ -96,12 +133,13 @@ CommandOutcome RunTraceSummary(const CliOptions& flags) {
 }  // namespace
 
 bool IsOperatorCommand(const CliOptions& flags) {
-  return !flags.admin_block_writes.empty() || !flags.policy_command.empty() ||
-         !flags.trace_summary_file.empty();
+  return !flags.admin_block_writes.empty() || flags.admin_instances ||
+         !flags.policy_command.empty() || !flags.trace_summary_file.empty();
 }
 
 CommandOutcome RunOperatorCommand(const CliOptions& flags, std::ostream& err) {
   if (!flags.admin_block_writes.empty()) return RunAdminBlockWrites(flags, err);
+  if (flags.admin_instances) return RunAdminInstances(flags, err);
   if (flags.policy_command == "check") return RunPolicyCheck(flags, err);
   if (!flags.policy_command.empty()) return RunPolicyShow(flags, err);
   return RunTraceSummary(flags);

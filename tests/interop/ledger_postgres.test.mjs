@@ -151,3 +151,30 @@ test('DIST-1: a PostgreSQL server that cannot be reached at start-up → exit 69
     assert.match(r.stderr, /cannot open the database postgresql:\/\/keel:\*\*\*@/);
     assert.doesNotMatch(r.stderr, /s3cret/);
   });
+
+test('DIST-2: a serving keel is listed live by `keel admin instances` while it runs and is gone from the list once it exits cleanly; a keel killed with SIGKILL stays listed until it is silent',
+  { skip: SKIP, timeout: TEST_TIMEOUT_MS }, async (t) => {
+    const db = freshSchema(t);
+    const instances = () => {
+      const r = spawnSync(KEEL, ['admin', 'instances', '--db', db], { encoding: 'utf8', timeout: WAIT_TIMEOUT_MS });
+      assert.equal(r.status, 0, r.stderr);
+      return r.stdout;
+    };
+    const a = startKeel(t, { db });
+    const b = startKeel(t, { db });
+    await withStderr(() => ({ a, b }), async () => {
+      await Promise.all([a.initialize(), b.initialize()]);
+      const both = instances();
+      assert.match(both, /^2 live of 2 registered keel\(s\)/, both);
+      assert.match(both, new RegExp(`live  keel-${a.pid}-\\S+  host \\S+  pid ${a.pid} `));
+      assert.match(both, new RegExp(`live  keel-${b.pid}-\\S+  host \\S+  pid ${b.pid} `));
+      assert.equal((await a.close()).code, 0);
+      const one = instances();
+      assert.match(one, /^1 live of 1 registered keel\(s\)/, one);
+      assert.doesNotMatch(one, new RegExp(`pid ${a.pid} `));
+      b.child.kill('SIGKILL');
+      await b.exited;
+      // Killed: no chance to deregister. It counts as live until 15 s of silence.
+      assert.match(instances(), new RegExp(`keel-${b.pid}-\\S+  host \\S+  pid ${b.pid} `));
+    });
+  });
