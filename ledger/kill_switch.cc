@@ -19,6 +19,7 @@ KillSwitchState ReadKillSwitch(Database& db) {
     }
   } catch (const SqliteError& e) {
     state.blocked = true;
+    state.unreadable = true;
     state.updated_by = std::string("unreadable: ") + e.what();
   }
   return state;

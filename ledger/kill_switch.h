@@ -18,8 +18,9 @@ namespace keel {
 
 struct KillSwitchState {
   bool blocked = false;
-  int64_t updated_ms = 0;  // 0: never set
-  std::string updated_by;  // who set it ("keel admin (pid 123)", "--block-writes")
+  bool unreadable = false;  // blocked because the setting could not be read (`updated_by` says why)
+  int64_t updated_ms = 0;   // 0: never set
+  std::string updated_by;   // who set it ("keel admin (pid 123)", "--block-writes")
 };
 
 // The current state. A file without the setting: not blocked. A read that fails: blocked

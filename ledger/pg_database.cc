@@ -177,7 +177,14 @@ class PgCursor final : public StatementCursor {
 };
 
 std::unique_ptr<PgDatabase> PgDatabase::Connect(const std::string& url, std::string* error) {
-  PGconn* conn = PQconnectdb(url.c_str());
+  // Without a connect_timeout libpq waits for TCP's own (minutes) when the server's host is
+  // gone, and every worker that writes would wait with it; the URL's own is kept.
+  std::string with_timeout = url;
+  if (url.find("connect_timeout=") == std::string::npos) {
+    with_timeout += (url.find('?') == std::string::npos ? "?" : "&") +
+                    std::string("connect_timeout=") + std::to_string(kConnectTimeoutS);
+  }
+  PGconn* conn = PQconnectdb(with_timeout.c_str());
   if (conn == nullptr) {
     *error = "cannot allocate a PostgreSQL connection";
     return nullptr;

@@ -20,6 +20,7 @@
 //  - Commit() throws unless the server answered COMMIT: an aborted transaction's COMMIT is a
 //    ROLLBACK to PostgreSQL, never a success here. A connection lost while COMMIT ran throws
 //    SQLITE_IOERR saying the outcome is unknown.
+//  - Connecting gives up after kConnectTimeoutS unless the URL sets connect_timeout.
 //  - Every statement has a statement_timeout of kStatementTimeoutMs unless the URL (or the
 //    role) sets one: a server that stops answering fails a statement with SQLITE_BUSY
 //    rather than holding a worker forever.
@@ -47,6 +48,8 @@ class PgDatabase final : public Database {
  public:
   // The first key of the advisory lock every write transaction takes ("keel" in ASCII).
   static constexpr int32_t kWriterLock = 0x6b65656c;
+  // Connecting (and connecting again) gives up after this long unless the URL says.
+  static constexpr int kConnectTimeoutS = 5;
   // Every ledger statement is short; 30 s means the server is stuck, not busy.
   static constexpr int64_t kStatementTimeoutMs = 30000;
   static constexpr const char* kStatementTimeoutSql = "SET statement_timeout = 30000";

@@ -52,7 +52,7 @@ SessionOptions SessionOptionsFor(const CliOptions& flags, const std::string& own
                  e.what());
   }
   session_options.writes_blocked = [ledger = std::move(ledger)] {
-    return WritesBlocked(ledger->Db());
+    return ReadKillSwitch(ledger->Db());
   };
   session_options.trace = trace;
   session_options.trace_arguments = flags.trace_arguments;

@@ -11,9 +11,21 @@
 namespace keel {
 namespace {
 
-// The answer to a write-class call while the kill switch is on: nothing ran.
-Json KillSwitchResult(const Tool& tool) {
+// The answer to a write-class call while the kill switch is on, or cannot be read (it
+// fails closed: a database that cannot be reached): nothing ran.
+Json KillSwitchResult(const Tool& tool, const KillSwitchState& state) {
   const std::string& name = tool.spec().name;
+  if (state.unreadable) {
+    return ErrorResult(
+        "Writes are refused: keel cannot read its kill switch from the database (" +
+            state.updated_by + "), and refuses writes until it can, so '" + name +
+            "' did not run and changed nothing. Reads still work; retry once the database "
+            "answers.",
+        Json{{"type", "kill_switch"},
+             {"reason", "unreadable"},
+             {"tool", name},
+             {"effect", std::string(EffectClassName(tool.spec().effect))}});
+  }
   return ErrorResult(
       "Writes are blocked: keel's kill switch is on, so '" + name +
           "' did not run and changed nothing. Reads still work. An operator turns it off with "
@@ -74,8 +86,11 @@ bool CallRunner::KeelAsks(const CallIdentity& call) {
   return call.input && call.input->server_asks && call.task_id.empty();
 }
 
-bool CallRunner::WriteBlocked(const Tool& tool) const {
-  return IsWrite(tool.spec().effect) && options_.writes_blocked && options_.writes_blocked();
+std::optional<KillSwitchState> CallRunner::WriteBlocked(const Tool& tool) const {
+  if (!IsWrite(tool.spec().effect) || !options_.writes_blocked) return std::nullopt;
+  KillSwitchState state = options_.writes_blocked();
+  if (!state.blocked) return std::nullopt;
+  return state;
 }
 
 ToolContext CallRunner::ContextFor(Work& work) {
@@ -273,7 +288,8 @@ AttemptOutcome CallRunner::RunAttempt(Tool& tool, ToolContext& ctx, const CallTr
   bool threw = false;
   bool stopped = false;
   try {
-    result = WriteBlocked(tool) ? KillSwitchResult(tool) : tool.Call(ctx);
+    const std::optional<KillSwitchState> blocked = WriteBlocked(tool);
+    result = blocked ? KillSwitchResult(tool, *blocked) : tool.Call(ctx);
   } catch (const CallCancelled&) {
     result = TextResult("cancelled");  // the call settled already; this is dropped
     stopped = true;

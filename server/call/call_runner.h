@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ledger/kill_switch.h"
 #include "server/call/attempt_outcome.h"
 #include "server/call/call_control.h"
 #include "server/call/call_identity.h"
@@ -43,7 +44,7 @@ class CallRunner : public std::enable_shared_from_this<CallRunner> {
   struct Options {
     // The kill switch for writes (OPS-2), read just before a write-class attempt would start.
     // Null: writes are never blocked.
-    std::function<bool()> writes_blocked;
+    std::function<KillSwitchState()> writes_blocked;
     // 64 random bits for backoff jitter. Null: a per-thread std::mt19937_64.
     std::function<uint64_t()> random;
     // What workers read the time from; it must outlive the runner. Null: the steady clock.
@@ -83,7 +84,8 @@ class CallRunner : public std::enable_shared_from_this<CallRunner> {
   // One attempt: the kill switch, the tool, its classification and trace records.
   AttemptOutcome RunAttempt(Tool& tool, ToolContext& ctx, const CallTracer* tracer,
                             const AttemptInfo& info, const BreakerPermit& permit);
-  bool WriteBlocked(const Tool& tool) const;
+  // The kill switch's state when it blocks this write-class tool (on, or unreadable).
+  std::optional<KillSwitchState> WriteBlocked(const Tool& tool) const;
   // A legacy call of a tool that asks for input: keel itself sends the tool's questions to
   // the client (InputRound::server_asks) instead of answering an InputRequiredResult.
   static bool KeelAsks(const CallIdentity& call);

@@ -144,7 +144,7 @@ struct SessionOptions {
   std::function<uint64_t()> random;
   // The kill switch for writes (OPS-2), read on the worker just before a write-class tool
   // would start; must be thread-safe. Null: writes are never blocked.
-  std::function<bool()> writes_blocked;
+  std::function<KillSwitchState()> writes_blocked;
   // The clock the worker side reads (call deadlines, attempt durations, backoff, breakers);
   // must be thread-safe and outlive the session. Null: the steady clock (in production the
   // loop's clock is the steady clock too, so both sides agree).

@@ -50,6 +50,7 @@ TEST_CASE("a switch that cannot be read fails closed: writes count as blocked",
   auto db = Migrated(dir);
   REQUIRE(db->Exec("DROP TABLE settings") == "");
   CHECK(WritesBlocked(*db));
+  CHECK(ReadKillSwitch(*db).unreadable);
   CHECK(ReadKillSwitch(*db).updated_by.rfind("unreadable", 0) == 0);
 }
 

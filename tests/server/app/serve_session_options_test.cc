@@ -69,9 +69,10 @@ TEST_CASE("the session reads the kill switch from the db file on every write") {
   const std::shared_ptr<LedgerService> ledger = db.Open();
   const SessionOptions options = SessionOptionsFor(db.flags(), "owner", ledger, nullptr);
   REQUIRE(options.writes_blocked);
-  CHECK_FALSE(options.writes_blocked());
+  CHECK_FALSE(options.writes_blocked().blocked);
   SetWritesBlocked(db.Open()->Db(), true, 1000, "test");
-  CHECK(options.writes_blocked());
+  CHECK(options.writes_blocked().blocked);
+  CHECK_FALSE(options.writes_blocked().unreadable);
 }
 
 }  // namespace
