@@ -3,7 +3,8 @@
 //    every kReapInterval on a worker (LedgerReaper; a write transaction must never block the
 //    loop);
 //  - keyed command writes a dead keel left without an outcome are looked up by key
-//    (ReconcileCommandTools, on a worker at start-up);
+//    (ReconcileCommandTools, on a worker at start-up, and every kFleetReconcileInterval on
+//    a database shared across machines);
 //  - durable tasks a dead keel left working are settled (OrphanedTaskRecovery, the job
 //    TaskManager::StartMaintenance runs on the task store thread before any request is read,
 //    then every minute with the sweep of expired tasks).
@@ -29,6 +30,11 @@
 #include "server/tools/command_tool.h"
 
 namespace keel {
+
+// How often keyed command writes a dead keel left are looked up while keel serves on a
+// database shared across machines (at start-up only on SQLite: keels on one file start
+// again on the same machine).
+inline constexpr Duration kFleetReconcileInterval = Millis(60 * 1000);
 
 // How often expired keys are forgotten while keel serves.
 inline constexpr Duration kReapInterval = Millis(10 * 60 * 1000);

@@ -193,12 +193,25 @@ void StdioServer::ReloadPolicy() {
   pool_.Submit([ledger = parts_.ledger, next] { RecordReloadedPolicy(*ledger, *next); });
 }
 
+void StdioServer::ArmFleetReconcile() {
+  loop_.AddTimer(loop_.clock().Now() + kFleetReconcileInterval, [this] {
+    if (!reconciling_.exchange(true)) {
+      pool_.Submit([this] {
+        ReconcileCommandTools(parts_.tools.command_tools, parts_.owner);
+        reconciling_ = false;
+      });
+    }
+    ArmFleetReconcile();
+  });
+}
+
 int StdioServer::Run() {
   // Finished keys past --idempotency-ttl are forgotten: once now, then every 10 minutes.
   reaper_.Start();
   // Keyed command writes a dead keel left without an outcome are looked up by key (IDEM-5).
   if (!parts_.tools.command_tools.empty()) {
     pool_.Submit([this] { ReconcileCommandTools(parts_.tools.command_tools, parts_.owner); });
+    if (parts_.ledger && parts_.ledger->spans_machines()) ArmFleetReconcile();
   }
   if (http_) {
     std::string error;

@@ -24,6 +24,7 @@
 //     client is told (subscriptions/listen streams that asked, legacy peers).
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -119,6 +120,10 @@ class StdioServer {
   void WireUpstream();
   void OnUpstreamNotification(const std::string& method, const Json& params);
   void ReloadPolicy();
+  // DIST-2: with a --db shared across machines, keyed command writes a dead keel left are
+  // looked up every kFleetReconcileInterval, not only at start-up (another keel may die
+  // while this one runs); one pass at a time, on a worker.
+  void ArmFleetReconcile();
 
   ServeParts parts_;
   SteadyClock clock_;
@@ -136,6 +141,7 @@ class StdioServer {
   Router router_{*this};
   std::unique_ptr<McpHttpTransport> http_;  // null without --http
   LedgerReaper reaper_;
+  std::atomic<bool> reconciling_{false};  // a fleet reconciliation pass runs on a worker
   SurfaceWatch surface_watch_{loop_, session_};
   SignalDispatch signals_;
 };
