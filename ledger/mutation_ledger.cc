@@ -6,6 +6,7 @@
 
 #include <sqlite3.h>
 
+#include "ledger/finished_rows.h"
 #include "protocol/bounded_json.h"
 
 namespace keel {
@@ -94,6 +95,17 @@ void InsertRow(Database& db, const LedgerRecord& r, const std::optional<std::str
   insert.Run();
 }
 
+// The row InsertRow(r, result) wrote, as ReadRow would read it back (its result parsed from
+// the text stored, so it equals every later replay), without a read: inside the group's
+// transaction every statement costs the whole batch a round trip on PostgreSQL.
+LedgerRecord AsInserted(LedgerRecord r, const std::optional<std::string>& result) {
+  r.attempts = 1;
+  r.executions = 1;
+  r.updated_ms = r.created_ms;
+  r.result = result ? ParseBoundedJson(*result).value : Json(nullptr);
+  return r;
+}
+
 MutationLedger::Outcome Failure(MutationLedger::Status status, std::string error) {
   MutationLedger::Outcome out;
   out.status = status;
@@ -138,7 +150,12 @@ int64_t MutationLedger::NowMs() const {
 
 std::optional<MutationLedger::Outcome> MutationLedger::AnswerFinished(
     const std::string& tool, const std::string& key, const std::string& fingerprint) {
-  std::optional<LedgerRecord> row = ReadRow(db_, tool, key);
+  std::optional<LedgerRecord> row;
+  if (options_.finished != nullptr) row = options_.finished->Find(tool, key, NowMs());
+  if (!row) {
+    row = ReadRow(db_, tool, key);
+    if (row && options_.finished != nullptr) options_.finished->Remember(*row);
+  }
   if (!row || (row->state != LedgerState::kCommitted && row->state != LedgerState::kFailed)) {
     return std::nullopt;  // absent or unsettled: the write transaction decides
   }
@@ -305,9 +322,10 @@ MutationLedger::Outcome MutationLedger::RunInDatabase(
         record.operation_id = done.operation_id;
         record.created_ms = now;
         record.expires_ms = now + options_.ttl_ms;
-        InsertRow(db, record, done.result.dump(-1, ' ', false, Json::error_handler_t::replace));
+        const std::string text = done.result.dump(-1, ' ', false, Json::error_handler_t::replace);
+        InsertRow(db, record, text);
 
-        out->record = *ReadRow(db, tool, key);
+        out->record = AsInserted(std::move(record), text);
         out->status = Status::kExecuted;
         out->result = out->record.result;  // as stored, so it equals every later replay
         return Keep::kKeep;
@@ -333,7 +351,7 @@ MutationLedger::Outcome MutationLedger::Claim(const std::string& tool, const std
                       // executions counts the effect as started: the caller runs it once this
                       // commits.
                       InsertRow(db, record, std::nullopt);
-                      out->record = *ReadRow(db, tool, key);
+                      out->record = AsInserted(std::move(record), std::nullopt);
                       out->status = Status::kExecuted;
                       return CommitGroup::Keep::kKeep;
                     });

@@ -64,6 +64,7 @@
 namespace keel {
 
 using Json = nlohmann::json;
+class FinishedRows;
 
 enum class LedgerState { kInProgress, kCommitted, kFailed, kNeedsReconciliation };
 // "in_progress", "committed", "failed", "needs_reconciliation" (the strings stored).
@@ -128,6 +129,9 @@ class MutationLedger {
     CommitGroup* group = nullptr;
     // The process's writer queue (see WriterGate), used when `group` is null. Null: none.
     WriterGate* writer = nullptr;
+    // Shared by the ledgers of one process: finished rows kept in memory, so that a replay
+    // needs no read of the database (finished_rows.h). Null: every replay reads.
+    FinishedRows* finished = nullptr;
   };
 
   enum class Status {

@@ -1,6 +1,13 @@
 // Driver for `scripts/bench --ledger`: the cost of keel's exactly-once mutations, measured
-// from outside over stdio against the raw durable commit rate of SQLite with keel's
-// settings on the same filesystem, in the same run. Like the other benches it prints
+// from outside over stdio against the raw durable commit rate of the same engine on the
+// same filesystem, in the same run: SQLite with keel's settings, and (--engine postgres or
+// both) a throwaway PostgreSQL 15 with fsync and synchronous_commit on, started by the bench
+// (scripts/pg_test_server --fsync) in a directory of its own under os.tmpdir(), on a Unix
+// socket, and stopped at the end. On PostgreSQL each keel run and each raw half gets a
+// schema of its own; the raw peer is scripts/bench_support/pg_commit_rate.c (libpq: BEGIN;
+// SELECT by key; INSERT a ledger-shaped row; COMMIT), built and run like the SQLite one
+// below. Goals at 16 in flight: SQLite >= 2 x its raw rate (group commit), PostgreSQL >=
+// 0.7 x its raw rate; replays >= 20000/s on each. Like the other benches it prints
 // figures and asserts nothing: goals are printed as PASS/MISS for information, and the
 // exit status is 0 unless keel fails to run (spawn error, early exit, a stall, a malformed
 // response) or the raw-rate program cannot be built or run.
@@ -43,8 +50,8 @@
 // For each keel phase: keel's CPU (utime+stime from /proc/<pid>/stat) over the measured
 // phase per call, and its peak RSS (VmHWM) at the end of the phase; per-call latency is
 // send -> response. The driver, keel and the disk share this machine's CPUs.
-import { execFileSync } from 'node:child_process';
-import { readFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync, existsSync, mkdtempSync, rmSync, readdirSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,14 +66,18 @@ import {
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..', '..');
 
-export const USAGE = `usage: scripts/bench --ledger [--calls N] [--warmup N] [--inflight 1,16] [--replays N]
+export const USAGE = `usage: scripts/bench --ledger [--engine sqlite|postgres|both] [--calls N] [--warmup N]
+                              [--inflight 1,16,64] [--replays N]
                               [--replay-warmup N] [--replay-inflight K] [--raw-commits N]
                               [--raw-warmup N] [--workers W] [--keel PATH] [--json]
-  --ledger            exactly-once mutations through keel vs SQLite's raw durable commit rate
+  --ledger            exactly-once mutations through keel vs the engine's raw durable commit rate
                       (method: scripts/bench_support/ledger_bench.mjs)
+    --engine E        sqlite (WAL, synchronous=FULL), postgres (a throwaway PostgreSQL 15 with
+                      fsync and synchronous_commit on) or both (default: both when PostgreSQL's
+                      server binaries are installed, else sqlite)
     --calls N         measured new-key charge_account calls per in-flight count (default 2000)
     --warmup N        unrecorded new-key calls first, same keel (default 100)
-    --inflight L      comma-separated in-flight counts, a fresh keel each (default 1,16)
+    --inflight L      comma-separated in-flight counts, a fresh keel each (default 1,16,64)
     --replays N       measured same-key calls (default 20000)
     --replay-warmup N unrecorded same-key calls first (default 1000)
     --replay-inflight K  in flight during the replays (default 16)
@@ -85,7 +96,8 @@ function parseArgs(argv) {
   const o = {
     calls: 2000,
     warmup: 100,
-    inflight: [1, 16],
+    inflight: [1, 16, 64],
+    engine: null,
     replays: 20000,
     replayWarmup: 1000,
     replayInflight: 16,
@@ -99,6 +111,12 @@ function parseArgs(argv) {
     switch (a) {
       case '--ledger': break;
       case '--cancel': case '--flood': die('--ledger, --cancel and --flood are separate runs; pick one'); break;
+      case '--engine': {
+        const e = val();
+        if (!['sqlite', 'postgres', 'both'].includes(e)) die(`--engine: sqlite, postgres or both, not ${e}`);
+        o.engine = e;
+        break;
+      }
       case '--calls': o.calls = int(val(), 1); break;
       case '--warmup': o.warmup = int(val()); break;
       case '--inflight': o.inflight = val().split(',').map((s) => int(s, 1)); break;
@@ -115,6 +133,10 @@ function parseArgs(argv) {
     }
   });
   if (!existsSync(o.keel)) die(`no keel binary at ${o.keel} (run scripts/build)`, 1);
+  if (o.engine === null) {
+    o.engine = postgresInstalled() ? 'both' : 'sqlite';
+    if (o.engine === 'sqlite') log('PostgreSQL server binaries not found (postgresql-15): SQLite only');
+  }
   return o;
 }
 
@@ -154,6 +176,87 @@ function runRaw(bin, db, commits, warmup) {
     throw new ServerFailed(`sqlite_commit_rate failed: ${e.stderr ? e.stderr.toString().trim() : e.message}`);
   }
   return JSON.parse(out);
+}
+
+function postgresInstalled() {
+  try {
+    return readdirSync('/usr/lib/postgresql').some((v) => existsSync(`/usr/lib/postgresql/${v}/bin/pg_ctl`));
+  } catch {
+    return false;
+  }
+}
+
+function buildPgRaw(dir) {
+  const src = join(here, 'pg_commit_rate.c');
+  const bin = join(dir, 'pg_commit_rate');
+  let flags;
+  try {
+    flags = execFileSync('pkg-config', ['--cflags', '--libs', 'libpq']).toString().trim().split(/\s+/);
+    execFileSync('cc', ['-O2', '-o', bin, src, ...flags], { stdio: ['ignore', 'ignore', 'pipe'] });
+  } catch (e) {
+    throw new ServerFailed(`cannot build ${src} (cc ... $(pkg-config --libs libpq); scripts/setup installs libpq-dev): ` +
+      `${e.stderr ? e.stderr.toString().trim() : e.message}`);
+  }
+  return bin;
+}
+
+// A throwaway PostgreSQL with fsync on (scripts/pg_test_server), in a directory of its own
+// (the server runs as `nobody` under root and needs to own it).
+function startPostgres() {
+  const dir = mkdtempSync(join(tmpdir(), 'keel-bench-pg-'));
+  const r = spawnSync(join(repo, 'scripts', 'pg_test_server'), ['start', dir, '--fsync'], { encoding: 'utf8' });
+  if (r.status !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    throw new ServerFailed(`cannot start PostgreSQL: ${r.stderr.trim()}`);
+  }
+  const url = r.stdout.trim();
+  return {
+    dir, url,
+    schema(name) {
+      const q = spawnSync('psql', [url, '-qc', `CREATE SCHEMA ${name}`], { encoding: 'utf8' });
+      if (q.status !== 0) throw new ServerFailed(`psql CREATE SCHEMA ${name}: ${q.stderr.trim()}`);
+      return `${url}&options=-csearch_path%3D${name}`;
+    },
+    stop() { spawnSync(join(repo, 'scripts', 'pg_test_server'), ['stop', dir]); },
+  };
+}
+
+// What differs between the engines: the raw peer, keel's --db per run, the goal.
+function sqliteEngine(dir) {
+  const bin = buildRaw(dir);
+  return {
+    name: 'sqlite', title: 'SQLite',
+    raw: (i, commits, warmup) => runRaw(bin, join(dir, `raw-${i}.db`), commits, warmup),
+    keelDb: (K) => join(dir, `keel-k${K}.db`),
+    goalRatio: 2,
+    goalText: 'group commit: new-key mutations/s >= 2 x raw commits/s',
+    rawText: 'one connection, BEGIN IMMEDIATE; SELECT by key; INSERT ledger-shaped row; COMMIT (sqlite_commit_rate.c)',
+    settings: (h) => `SQLite ${h.sqlite_version}, journal_mode=${h.journal_mode}, synchronous=${h.synchronous} (FULL)`,
+    stop() {},
+  };
+}
+
+function postgresEngine(dir) {
+  const bin = buildPgRaw(dir);
+  const pg = startPostgres();
+  return {
+    name: 'postgres', title: 'PostgreSQL',
+    raw: (i, commits, warmup) => {
+      let out;
+      try {
+        out = execFileSync(bin, [pg.schema(`raw${i}`), String(commits), String(warmup)], { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+      } catch (e) {
+        throw new ServerFailed(`pg_commit_rate failed: ${e.stderr ? e.stderr.toString().trim() : e.message}`);
+      }
+      return JSON.parse(out);
+    },
+    keelDb: (K) => pg.schema(`keel_k${K}`),
+    goalRatio: 0.7,
+    goalText: 'new-key mutations/s >= 0.7 x raw commits/s',
+    rawText: 'one connection, BEGIN; SELECT by key; INSERT ledger-shaped row; COMMIT (pg_commit_rate.c)',
+    settings: (h) => `PostgreSQL ${h.server_version} on a Unix socket, synchronous_commit=${h.synchronous_commit}, fsync=${h.fsync}`,
+    stop() { pg.stop(); },
+  };
 }
 
 // ---------------------------------------------------------------------------------------
@@ -319,15 +422,15 @@ async function runReplays(o, db) {
 function report(r) {
   const lines = [];
   const workers = r.workers;
-  lines.push(`keel exactly-once mutations vs SQLite's raw durable commit rate; ${r.cpus} CPU core(s) shared by`);
-  lines.push(`the driver, keel and the disk. Temp dir ${r.dir} on ${r.fs_type}; SQLite ${r.raw.halves[0].sqlite_version},`);
-  lines.push(`journal_mode=${r.raw.halves[0].journal_mode}, synchronous=${r.raw.halves[0].synchronous} (FULL). keel workers: ${workers}.`);
+  lines.push(`== ${r.engine_title}: keel exactly-once mutations vs its raw durable commit rate; ${r.cpus} CPU core(s)`);
+  lines.push(`shared by the driver, keel${r.engine === 'postgres' ? ', the server' : ''} and the disk. Temp dir ${r.dir} on ${r.fs_type};`);
+  lines.push(`${r.settings}. keel workers: ${workers}.`);
   if (r.fs_type === 'tmpfs' || r.fs_type === 'ramfs') {
     lines.push('NOTE: the temp dir is in memory: fsync is free here, so these figures do not reflect a disk.');
   }
   lines.push(...backgroundLines(r.background_load));
   lines.push('');
-  lines.push('raw: one connection, BEGIN IMMEDIATE; SELECT by key; INSERT ledger-shaped row; COMMIT (sqlite_commit_rate.c)');
+  lines.push(`raw: ${r.raw_text}`);
   const rh = ['raw', 'commits', 'commits/s', 'p50 us', 'p90 us', 'p99 us', 'max us'];
   const rrows = r.raw.halves.map((h, i) => [i === 0 ? 'before keel' : 'after keel', String(h.commits), fmt(h.commits_per_s),
     fmt(h.p50_us), fmt(h.p90_us), fmt(h.p99_us), fmt(h.max_us)]);
@@ -363,9 +466,9 @@ function report(r) {
   const ratio = best.per_s / r.raw.commits_per_s;
   const allOk = r.new_keys.every((x) => x.executed === x.calls);
   const goals = [
-    { goal: `group commit: new-key mutations/s >= 2 x raw commits/s (at ${best.K} in flight)`,
-      value: `${fmt(ratio, 2)} (${fmt(best.per_s)}/s vs ${fmt(r.raw.commits_per_s)}/s)`, pass: ratio >= 2 },
-    { goal: 'replays/s >= 20000', value: `${fmt(p.per_s)}/s`, pass: p.per_s >= 20000 },
+    { goal: `${r.engine_title}: ${r.goal_text} (at ${best.K} in flight)`,
+      value: `${fmt(ratio, 2)} (${fmt(best.per_s)}/s vs ${fmt(r.raw.commits_per_s)}/s)`, pass: ratio >= r.goal_ratio },
+    { goal: `${r.engine_title}: replays/s >= 20000`, value: `${fmt(p.per_s)}/s`, pass: p.per_s >= 20000 },
     { goal: 'every new-key call executed once', value: allOk ? 'yes' : 'NO', pass: allOk },
     { goal: 'every replay marked replayed, same charge_id', value: p.replays_ok === p.calls ? 'yes' : 'NO', pass: p.replays_ok === p.calls },
   ];
@@ -378,56 +481,88 @@ function otherText(errors, extra) {
   return parts.length ? parts.join(' ') : '0';
 }
 
+async function runEngine(o, engine, dir) {
+  const before = await backgroundLoad();
+  const defaults = keelDefaults(o.keel);
+  const workers = o.workers ?? `new keys: the in-flight count (at least 2); replays: keel default (${defaults.workers === 0 ? `hardware threads, at least 2: ${Math.max(2, cpus().length)}` : defaults.workers})`;
+  const half1 = Math.ceil(o.rawCommits / 2), half2 = o.rawCommits - half1;
+  log(`${engine.title} raw: ${half1} commits ...`);
+  const halves = [engine.raw(1, half1, o.rawWarmup)];
+  log(`  ${fmt(halves[0].commits_per_s)} commits/s, p50 ${fmt(halves[0].p50_us)} us`);
+  const newKeys = [];
+  let lastDb = null;
+  for (const K of o.inflight) {
+    lastDb = engine.keelDb(K);
+    log(`${engine.title} keel new keys, ${K} in flight: ${o.warmup} warm-up + ${o.calls} calls ...`);
+    const x = await runNewKeys(o, lastDb, K);
+    log(`  ${fmt(x.per_s)} mutations/s, p50 ${fmt(x.latency_ms.p50, 2)} ms`);
+    newKeys.push(x);
+  }
+  log(`${engine.title} raw: ${half2} commits ...`);
+  halves.push(engine.raw(2, half2, o.rawWarmup));
+  log(`  ${fmt(halves[1].commits_per_s)} commits/s, p50 ${fmt(halves[1].p50_us)} us`);
+  log(`${engine.title} keel replays, ${o.replayInflight} in flight: ${o.replayWarmup} warm-up + ${o.replays} calls ...`);
+  const replays = await runReplays(o, lastDb);
+  log(`  ${fmt(replays.per_s)} replays/s`);
+  const rawSeconds = halves.reduce((a, h) => a + h.seconds, 0);
+  return {
+    mode: 'ledger',
+    engine: engine.name,
+    engine_title: engine.title,
+    settings: engine.settings(halves[0]),
+    raw_text: engine.rawText,
+    goal_text: engine.goalText,
+    goal_ratio: engine.goalRatio,
+    cpus: cpus().length,
+    clk_tck: CLK_TCK,
+    dir,
+    fs_type: fsType(dir),
+    workers,
+    raw: { commits: o.rawCommits, seconds: rawSeconds, commits_per_s: o.rawCommits / rawSeconds, halves },
+    new_keys: newKeys,
+    replays,
+    background_load: {
+      before_cores: before, after_cores: await backgroundLoad(), loadavg: readFileSync('/proc/loadavg', 'utf8').trim(),
+    },
+  };
+}
+
 export async function main(argv) {
   const o = parseArgs(argv);
   const t = performance.now();
-  const before = await backgroundLoad();
   const dir = mkdtempSync(join(tmpdir(), 'keel-bench-ledger-'));
+  const names = o.engine === 'both' ? ['sqlite', 'postgres'] : [o.engine];
+  const results = [];
+  let engine = null;
+  const stop = () => { if (engine) engine.stop(); engine = null; };
+  process.once('SIGINT', () => { stop(); process.exit(130); });
   try {
-    const defaults = keelDefaults(o.keel);
-    const workers = o.workers ?? `new keys: the in-flight count (at least 2); replays: keel default (${defaults.workers === 0 ? `hardware threads, at least 2: ${Math.max(2, cpus().length)}` : defaults.workers})`;
-    const bin = buildRaw(dir);
-    const half1 = Math.ceil(o.rawCommits / 2), half2 = o.rawCommits - half1;
-    log(`raw: ${half1} commits ...`);
-    const halves = [runRaw(bin, join(dir, 'raw-1.db'), half1, o.rawWarmup)];
-    log(`  ${fmt(halves[0].commits_per_s)} commits/s, p50 ${fmt(halves[0].p50_us)} us`);
-    const newKeys = [];
-    let lastDb = null;
-    for (const K of o.inflight) {
-      lastDb = join(dir, `keel-k${K}.db`);
-      log(`keel new keys, ${K} in flight: ${o.warmup} warm-up + ${o.calls} calls ...`);
-      const x = await runNewKeys(o, lastDb, K);
-      log(`  ${fmt(x.per_s)} mutations/s, p50 ${fmt(x.latency_ms.p50, 2)} ms`);
-      newKeys.push(x);
+    for (const name of names) {
+      engine = name === 'sqlite' ? sqliteEngine(dir) : postgresEngine(dir);
+      results.push(await runEngine(o, engine, dir));
+      stop();
     }
-    log(`raw: ${half2} commits ...`);
-    halves.push(runRaw(bin, join(dir, 'raw-2.db'), half2, o.rawWarmup));
-    log(`  ${fmt(halves[1].commits_per_s)} commits/s, p50 ${fmt(halves[1].p50_us)} us`);
-    log(`keel replays, ${o.replayInflight} in flight: ${o.replayWarmup} warm-up + ${o.replays} calls ...`);
-    const replays = await runReplays(o, lastDb);
-    log(`  ${fmt(replays.per_s)} replays/s`);
-    const rawSeconds = halves.reduce((a, h) => a + h.seconds, 0);
-    const r = {
-      mode: 'ledger',
-      cpus: cpus().length,
-      clk_tck: CLK_TCK,
-      dir,
-      fs_type: fsType(dir),
-      workers,
-      raw: { commits: o.rawCommits, seconds: rawSeconds, commits_per_s: o.rawCommits / rawSeconds, halves },
-      new_keys: newKeys,
-      replays,
-      background_load: {
-        before_cores: before, after_cores: await backgroundLoad(), loadavg: readFileSync('/proc/loadavg', 'utf8').trim(),
-      },
-    };
-    const { text, goals, ratio } = report(r);
-    process.stdout.write(o.json ? JSON.stringify({ ...r, ratio, goals }, null, 2) + '\n' : text);
   } catch (e) {
+    stop();
     rmSync(dir, { recursive: true, force: true });
     if (e instanceof ServerFailed) die(`keel failed to run: ${e.message}`, 1);
     throw e;
   }
   rmSync(dir, { recursive: true, force: true });
+  const reports = results.map((r) => ({ r, ...report(r) }));
+  if (o.json) {
+    const out = reports.map(({ r, goals, ratio }) => ({ ...r, ratio, goals }));
+    process.stdout.write(JSON.stringify(out.length === 1 ? out[0] : { engines: out }, null, 2) + '\n');
+  } else {
+    process.stdout.write(reports.map((x) => x.text).join('\n'));
+    if (reports.length > 1) {
+      process.stdout.write('\nside by side (new-key mutations/s; ratio to the same engine\'s raw commits/s)\n');
+      const head = ['engine', 'raw commits/s', ...o.inflight.map((K) => `keel @${K}`), ...o.inflight.map((K) => `ratio @${K}`), 'replays/s'];
+      const rows = reports.map(({ r }) => [r.engine_title, fmt(r.raw.commits_per_s),
+        ...r.new_keys.map((x) => fmt(x.per_s)), ...r.new_keys.map((x) => fmt(x.per_s / r.raw.commits_per_s, 2)),
+        fmt(r.replays.per_s)]);
+      process.stdout.write(table(head, rows).join('\n') + '\n');
+    }
+  }
   log(`done in ${fmt((performance.now() - t) / 1000, 1)} s`);
 }

@@ -119,6 +119,7 @@ std::unique_ptr<LedgerService> LedgerService::Open(Options options, std::string*
   }
   std::unique_ptr<LedgerService> service(new LedgerService(std::move(options)));
   service->group_ = std::make_unique<CommitGroup>(&service->writer_, std::move(writer));
+  if (service->spans_machines()) service->finished_ = std::make_unique<FinishedRows>();
   // The connection that migrated becomes the opening thread's own.
   auto mine = std::make_unique<PerThread>();
   mine->db = std::move(db);
@@ -156,6 +157,7 @@ MutationLedger::Options LedgerService::LedgerOptions() {
   options.ttl_ms = options_.ttl_ms;
   options.writer = &writer_;
   options.group = group_.get();
+  options.finished = finished_.get();
   return options;
 }
 

@@ -24,6 +24,7 @@
 
 #include "ledger/commit_group.h"
 #include "ledger/database.h"
+#include "ledger/finished_rows.h"
 #include "ledger/mutation_ledger.h"
 #include "ledger/writer_gate.h"
 #include "server/durable/instance_heartbeat.h"
@@ -100,6 +101,9 @@ class LedgerService {
   std::mutex mu_;
   std::unordered_map<std::thread::id, std::unique_ptr<PerThread>> threads_;  // guarded by mu_
   std::unique_ptr<InstanceHeartbeat> heartbeat_;  // PostgreSQL, once JoinInstances()
+  // PostgreSQL: finished rows kept for replays (finished_rows.h); a replay from a local
+  // SQLite file is a cheap read already.
+  std::unique_ptr<FinishedRows> finished_;
 };
 
 // Whether the process that wrote ledger owner `owner` ("keel-<pid>-...") surely no longer
