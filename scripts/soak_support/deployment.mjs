@@ -1,19 +1,50 @@
 // The deployment: one database, two keel processes (A with 4 workers, B with 2; only A with
 // --single) with different faults on the simulated deployment backend (faults.mjs), a
-// policy with short clocks so timeouts happen within seconds.
+// policy with short clocks so timeouts happen within seconds. With --postgres: a throwaway
+// PostgreSQL (scripts/pg_test_server, a schema `soak`) instead of the SQLite file, and a third
+// keel C (2 workers, B's faults), as three machines would share one database.
 //
-// deploy(opts) -> w, the world every part of the soak shares: {opts, dir, db, tag (names
-// made by this run start with it), faultsA, faultsB, A, B (null with --single), keels,
-// route(rng) (A, or B 40 % of the time), calls (counters per scenario family)}.
+// deploy(opts) -> w, the world every part of the soak shares: {opts, dir, db, pg (with
+// --postgres: {dir, url, stop()}), tag (names made by this run start with it), faultsA,
+// faultsB, A, B (null with --single), C (with --postgres), keels, route(rng) (A, or B 40 % of
+// the time; with C: B and C 20 % each), calls (counters per scenario family)}.
 // initialize(k): initialize and notifications/initialized; throws unless tasks are offered.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { backendFaults } from './faults.mjs';
 import { short } from './findings.mjs';
 import { Keel, answer } from './keel_conn.mjs';
+import { REPO } from '../../tests/support/keel_process.mjs';
+
+// A throwaway PostgreSQL in a directory of its own (the server runs as `nobody` under root
+// and must own it), with a schema for the run.
+function startPostgres() {
+  const dir = mkdtempSync(join(tmpdir(), 'keel-soak-pg-'));
+  const script = join(REPO, 'scripts', 'pg_test_server');
+  const r = spawnSync(script, ['start', dir], { encoding: 'utf8' });
+  if (r.status !== 0) {
+    rmSync(dir, { recursive: true, force: true });
+    console.error(`soak: cannot start PostgreSQL: ${r.stderr}`);
+    process.exit(2);
+  }
+  const url = r.stdout.trim();
+  const schema = spawnSync('psql', [url, '-qc', 'CREATE SCHEMA soak'], { encoding: 'utf8' });
+  if (schema.status !== 0) {
+    console.error(`soak: psql CREATE SCHEMA: ${schema.stderr}`);
+    spawnSync(script, ['stop', dir]);
+    process.exit(2);
+  }
+  let stopped = false;
+  const stop = () => {
+    if (!stopped) spawnSync(script, ['stop', dir]);
+    stopped = true;
+  };
+  process.once('exit', stop);
+  return { dir, url, db: `${url}&options=-csearch_path%3Dsoak`, stop };
+}
 
 function policyFile(opts, dir, name, extraTools) {
   const path = join(dir, `policy-${name}.json`);
@@ -56,7 +87,8 @@ function policyFile(opts, dir, name, extraTools) {
 
 export function deploy(opts) {
   const dir = mkdtempSync(join(tmpdir(), 'keel-soak-'));
-  const db = join(dir, 'keel.db');
+  const pg = opts.postgres ? startPostgres() : null;
+  const db = pg ? pg.db : join(dir, 'keel.db');
   const tag = `s${opts.seed}`;
   const { faultsA, faultsB } = backendFaults(opts);
   const common = ['--test-tools', '--db', db, '--task-poll-interval', '50', '--log-level', 'warn'];
@@ -67,10 +99,14 @@ export function deploy(opts) {
     ...faultsA.flatMap((f) => ['--fault', f])], files('A'));
   const B = opts.single ? null : new Keel('B', opts.keel, [...common, '--workers', '2', '--trace-file', files('B').trace,
     '--log-file', files('B').log, '--policy', policyFile(opts, dir, 'B', {}), ...faultsB.flatMap((f) => ['--fault', f])], files('B'));
-  const keels = [A, B].filter(Boolean);
-  const route = (rng) => (B && rng.chance(0.4) ? B : A);
+  const C = pg ? new Keel('C', opts.keel, [...common, '--workers', '2', '--trace-file', files('C').trace,
+    '--log-file', files('C').log, '--policy', policyFile(opts, dir, 'C', {}), ...faultsB.flatMap((f) => ['--fault', f])], files('C')) : null;
+  const keels = [A, B, C].filter(Boolean);
+  const route = C
+    ? (rng) => { const x = rng.int(0, 99); return x < 60 ? A : x < 80 ? B : C; }
+    : (rng) => (B && rng.chance(0.4) ? B : A);
   const calls = { echo: 0, intent: 0, restart: 0, unkeyed: 0, flaky: 0, latch: 0, task: 0 };
-  return { opts, dir, db, tag, faultsA, faultsB, A, B, keels, route, calls };
+  return { opts, dir, db, pg, tag, faultsA, faultsB, A, B, C, keels, route, calls };
 }
 
 export async function initialize(k) {

@@ -13,7 +13,7 @@ import { short, violation } from './findings.mjs';
 import { answer, call, expectTimeout } from './keel_conn.mjs';
 import { Rng } from './rng.mjs';
 
-const HAVE_SQLITE3 = spawnSync('sqlite3', ['-version'], { encoding: 'utf8' }).status === 0;
+let HAVE_SQLITE3 = spawnSync('sqlite3', ['-version'], { encoding: 'utf8' }).status === 0;
 
 export async function verifyThroughKeel(w, work) {
   const { opts, A, B } = w;
@@ -41,7 +41,18 @@ export async function verifyThroughKeel(w, work) {
   });
 }
 
-function sqlReader(db) {
+// Rows as JSON objects: from the SQLite file with the sqlite3 CLI, or (with --postgres) from
+// PostgreSQL with psql; PRAGMA integrity_check is SQLite's own and answers "ok" there.
+function sqlReader(db, pg) {
+  if (pg) {
+    return (query) => {
+      if (query.startsWith('PRAGMA integrity_check')) return [{ integrity_check: 'ok' }];
+      const r = spawnSync('psql', [db, '-tAqc', `SELECT coalesce(json_agg(q), '[]') FROM (${query}) q`],
+        { encoding: 'utf8', maxBuffer: 1 << 28 });
+      if (r.status !== 0) { violation('sqlite3', `psql ${query}: ${r.stderr}`); return []; }
+      return JSON.parse(r.stdout.trim() || '[]');
+    };
+  }
   return (query) => {
     const r = spawnSync('sqlite3', ['-json', db, query], { encoding: 'utf8', maxBuffer: 1 << 28 });
     if (r.status !== 0) { violation('sqlite3', `${query}: ${r.stderr}`); return []; }
@@ -228,7 +239,8 @@ function checkBackendRows(sqlJson, restartIntents, opsFound, tableChecks) {
 }
 
 export function checkLedger(w, work) {
-  const sqlJson = sqlReader(w.db);
+  if (w.pg) HAVE_SQLITE3 = spawnSync('psql', ['--version'], { encoding: 'utf8' }).status === 0;
+  const sqlJson = sqlReader(w.db, w.pg);
   const tables = readTables(sqlJson);
   const { intentStats, ...expected } = checkIntents(work.writes.intents, tables);
   const { restartStats, opsFound } = checkRestarts(work.restarts.restartIntents);

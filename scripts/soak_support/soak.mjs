@@ -29,17 +29,18 @@ import { workload } from './workload.mjs';
 
 const opts = parseOptions(process.argv.slice(2));
 const w = deploy(opts);
-const { dir, db, faultsA, faultsB, B, keels } = w;
+const { dir, db, faultsA, faultsB, B, C, keels } = w;
 const work = workload(w);
 const { watchdog } = work;
 const kill = killSwitch(opts, db);
 
-console.log(`keel soak: seed ${opts.seed}, ${opts.seconds} s, ${opts.runners} runners, ` +
-  `${B ? 'keel A (4 workers) + keel B (2 workers) on one --db' : 'one keel (4 workers)'}`);
-console.log(`  rerun: scripts/soak --seed ${opts.seed} --seconds ${opts.seconds}${opts.single ? ' --single' : ''}`);
+const fleet = C ? 'keel A (4 workers) + keels B and C (2 workers each) on one PostgreSQL --db'
+  : B ? 'keel A (4 workers) + keel B (2 workers) on one SQLite --db' : 'one keel (4 workers) on SQLite';
+console.log(`keel soak: seed ${opts.seed}, ${opts.seconds} s, ${opts.runners} runners, ${fleet}`);
+console.log(`  rerun: scripts/soak --seed ${opts.seed} --seconds ${opts.seconds}${opts.single ? ' --single' : ''}${opts.postgres ? ' --postgres' : ''}`);
 console.log(`  binary ${opts.keel}; files in ${dir}${opts.keep ? '' : ' (removed at the end; --keep keeps them)'}`);
 console.log(`  faults A: ${faultsA.join(', ')}`);
-if (B) console.log(`  faults B: ${faultsB.join(', ')}`);
+if (B) console.log(`  faults B${C ? ' and C' : ''}: ${faultsB.join(', ')}`);
 
 for (const k of keels) k.start();
 try {
