@@ -126,6 +126,9 @@ class StdioServer {
   void ArmFleetReconcile();
 
   ServeParts parts_;
+  // A fleet reconciliation pass runs on a worker (declared before the pool, whose
+  // destruction waits for that pass).
+  std::atomic<bool> reconciling_{false};
   SteadyClock clock_;
   EventLoop loop_;
   // Durable tasks are read and written on their own thread (declared after the loop it
@@ -141,7 +144,6 @@ class StdioServer {
   Router router_{*this};
   std::unique_ptr<McpHttpTransport> http_;  // null without --http
   LedgerReaper reaper_;
-  std::atomic<bool> reconciling_{false};  // a fleet reconciliation pass runs on a worker
   SurfaceWatch surface_watch_{loop_, session_};
   SignalDispatch signals_;
 };
