@@ -81,7 +81,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a claim whose COMMIT lost its answer is found: committed -> ours, run it; not "
+    "a claim whose COMMIT lost its answer is found: committed -> ours, run it, and not "
     "committed -> nothing claimed",
     "[ledger][IDEM-5][DIST-3]") {
   const std::string backend = GENERATE(Catch::Generators::from_range(LedgerBackends()));

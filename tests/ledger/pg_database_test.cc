@@ -106,7 +106,7 @@ TEST_CASE("DIST-3 a transaction whose PostgreSQL connection was lost never goes 
 
 TEST_CASE(
     "DIST-3 every statement has a statement_timeout unless the URL sets one, kept after a "
-    "reconnect; a statement it stops reads as busy",
+    "reconnect, and a statement it stops reads as busy",
     "[ledger][DIST-3]") {
   if (std::getenv("KEEL_TEST_POSTGRES_URL") == nullptr) return;
   keel::LedgerFile file("postgres");

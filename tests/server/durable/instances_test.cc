@@ -108,7 +108,7 @@ TEST_CASE("Prune forgets only instances silent for longer than it is told", "[in
 }
 
 TEST_CASE(
-    "a serving keel is in the registry while it runs and leaves it when it closes; keel "
+    "a serving keel is in the registry while it runs and leaves it when it closes, and keel "
     "admin never joins",
     "[instances][DIST-2]") {
   if (!HavePostgres()) return;
@@ -165,7 +165,7 @@ TEST_CASE("on PostgreSQL a claim's lease is written and judged by the server's c
 }
 
 TEST_CASE(
-    "a keyed write claimed by a live keel on another machine is never adopted here; once "
+    "a keyed write claimed by a live keel on another machine is never adopted here, but once "
     "that keel is silent, its claim is adopted and looked up, and a command it started "
     "there may still run",
     "[instances][IDEM-5][DIST-2]") {
@@ -222,7 +222,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "an attempt recorded on another machine may still run; one of this boot is judged by "
+    "an attempt recorded on another machine may still run, and one of this boot is judged by "
     "its process group",
     "[instances][IDEM-5][DIST-2]") {
   LedgerAttempt elsewhere;
@@ -241,7 +241,7 @@ TEST_CASE(
 
 TEST_CASE(
     "on PostgreSQL a task whose keel is registered is left alone whatever its pid and "
-    "lease; a gone keel's task is settled by exactly one survivor",
+    "lease, and a gone keel's task is settled by exactly one survivor",
     "[instances][tasks][TASK-2][DIST-2]") {
   if (!HavePostgres()) return;
   LedgerFile file("postgres");
