@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ledger/database.h"
 #include "server/app/exit_codes.h"
 
 namespace keel {
@@ -146,8 +147,10 @@ void AddStateOptions(CLI::App& app, CliOptions& o) {
   // the user named a file and it is not that one. An empty KEEL_DB counts as unset (CLI11
   // skips empty variables), as an empty XDG_DATA_HOME does for the default path.
   app.add_option("--db", o.db_path,
-                 "SQLite file for the idempotency ledger and the demo backends (default: "
-                 "$XDG_DATA_HOME/keel/keel.db or ~/.local/share/keel/keel.db)")
+                 "Where the idempotency ledger, durable tasks and the demo backends live: a "
+                 "SQLite file (default: $XDG_DATA_HOME/keel/keel.db or "
+                 "~/.local/share/keel/keel.db), or postgresql://... for one PostgreSQL that "
+                 "several keels share")
       ->envname("KEEL_DB")
       ->check(CLI::Validator(
           [](std::string& path) {
@@ -155,6 +158,14 @@ void AddStateOptions(CLI::App& app, CliOptions& o) {
                                 : std::string();
           },
           "PATH"));
+  app.add_option("--db-connections", o.db_connections,
+                 "Most connections to --db that tool calls hold at once (a call waits up to "
+                 "5 s for one, then gets ledger_busy); keel opens them as load needs and adds "
+                 "three of its own (group commit, tasks, the PostgreSQL heartbeat). 0 = "
+                 "--workers + 2, at most 16 on PostgreSQL: size it so that every keel's "
+                 "connections fit the server's max_connections")
+      ->envname("KEEL_DB_CONNECTIONS")
+      ->check(CLI::Range(0, 1024));
   app.add_option("--idempotency-ttl", o.idempotency_ttl_ms,
                  "Milliseconds a finished keyed mutation is remembered; a retry within it "
                  "replays the result, after it the key is forgotten")
@@ -560,6 +571,12 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
   // keel wrap: a forwarded call waits on its worker for the upstream's answer, so calls in
   // flight need workers, not cores.
   if (o.workers == 0) o.workers = o.wrap ? 64 : std::max(2u, std::thread::hardware_concurrency());
+  if (o.db_connections == 0) {
+    o.db_connections = o.workers + 2;
+    if (Database::IsPostgresUrl(o.db_path)) {
+      o.db_connections = std::min<size_t>(o.db_connections, kDefaultPostgresConnections);
+    }
+  }
   return parse;
 }
 

@@ -19,6 +19,10 @@
 
 namespace keel {
 
+// --db-connections left at 0 on a postgresql:// --db: a PostgreSQL server has a fixed number
+// of connections for every client (max_connections, 100 by default), and keels share it.
+constexpr size_t kDefaultPostgresConnections = 16;
+
 struct CliOptions {
   size_t workers = 0;  // 0 = hardware threads, at least 2
   size_t max_inflight = 256;
@@ -38,6 +42,9 @@ struct CliOptions {
   std::string config_file;
   // The durable state (ledger, demo backends). Empty: DefaultDatabasePath().
   std::string db_path;
+  // --db-connections: the pool's most (LedgerService). 0 until parsed: then --workers + 2,
+  // at most kDefaultPostgresConnections on PostgreSQL.
+  size_t db_connections = 0;
   long long idempotency_ttl_ms = 24LL * 3600 * 1000;
   // Durable tasks (MCP 2025-11-25 tasks/*).
   size_t max_tasks = 64;

@@ -27,6 +27,7 @@ void OpenLedger(const CliOptions& flags, const std::string& owner, std::ostream&
     options.path = state->db_path;
     options.ttl_ms = flags.idempotency_ttl_ms;
     options.owner = owner;
+    options.connections = flags.db_connections;
     state->ledger = LedgerService::Open(options, &error, &exit_code);
     if (state->ledger) {
       if (std::string why = state->ledger->JoinInstances(); !why.empty()) {
@@ -46,7 +47,9 @@ void OpenLedger(const CliOptions& flags, const std::string& owner, std::ostream&
 // What the database is told at start-up, after it opened: --block-writes, the policy.
 void RecordStartup(const CliOptions& flags, const Policy& policy, std::ostream& err,
                    DurableState* state) {
-  Database& db = state->ledger->Db();
+  // The pool's first connection, idle since Open(): lent at once.
+  const LedgerService::Lease lease = state->ledger->Borrow();
+  Database& db = lease.db();
   if (flags.block_writes) {
     try {
       SetWritesBlocked(db, true, WallClockMs(),

@@ -9,7 +9,7 @@ namespace keel {
 
 size_t ReapExpiredKeys(LedgerService& ledger) {
   try {
-    const size_t n = ledger.Ledger().ReapExpired();
+    const size_t n = ledger.Borrow().ledger().ReapExpired();
     if (n > 0) spdlog::info("ledger: forgot {} expired key(s)", n);
     return n;
   } catch (const std::exception& e) {

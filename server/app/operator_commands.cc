@@ -47,13 +47,14 @@ CommandOutcome RunAdminBlockWrites(const CliOptions& flags, std::ostream& err) {
   std::shared_ptr<LedgerService> ledger = OpenForCommand(flags, err, &path, &exit_code);
   if (!ledger) return {exit_code, ""};
   try {
+    const LedgerService::Lease lease = ledger->Borrow();
     if (flags.admin_block_writes != "status") {
       const bool on = flags.admin_block_writes == "on";
-      SetWritesBlocked(ledger->Db(), on, WallClockMs(),
+      SetWritesBlocked(lease.db(), on, WallClockMs(),
                        "keel admin block-writes " + flags.admin_block_writes + " (pid " +
                            std::to_string(getpid()) + ")");
     }
-    const KillSwitchState state = ReadKillSwitch(ledger->Db());
+    const KillSwitchState state = ReadKillSwitch(lease.db());
     std::string line = std::string("writes ") + (state.blocked ? "blocked" : "allowed") + " in " +
                        Database::Describe(path);
     if (state.updated_ms > 0) {
@@ -79,8 +80,9 @@ CommandOutcome RunAdminInstances(const CliOptions& flags, std::ostream& err) {
                    "pid\n"};
   }
   try {
-    InstanceRegistry registry(ledger->Db());
-    const int64_t now = ledger->Db().ClockMs();
+    const LedgerService::Lease lease = ledger->Borrow();
+    InstanceRegistry registry(lease.db());
+    const int64_t now = lease.db().ClockMs();
     std::string out;
     size_t live = 0;
     const std::vector<InstanceInfo> all = registry.List();
@@ -115,7 +117,8 @@ CommandOutcome RunPolicyShow(const CliOptions& flags, std::ostream& err) {
   int exit_code = 0;
   std::shared_ptr<LedgerService> ledger = OpenForCommand(flags, err, &path, &exit_code);
   if (!ledger) return {exit_code, ""};
-  const std::optional<std::string> stored = StoredPolicy(ledger->Db(), flags.policy_previous);
+  const std::optional<std::string> stored =
+      StoredPolicy(ledger->Borrow().db(), flags.policy_previous);
   if (!stored) {
     err << "keel: no " << (flags.policy_previous ? "previous " : "") << "policy recorded in "
         << Database::Describe(path) << "\n";

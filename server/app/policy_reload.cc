@@ -28,7 +28,7 @@ PolicyHandle ReloadPolicyFile(const std::string& policy_file, const Policy& runn
 
 void RecordReloadedPolicy(LedgerService& ledger, const Policy& next) {
   try {
-    RecordPolicy(ledger.Db(), next, WallClockMs(), "SIGHUP reload");
+    RecordPolicy(ledger.Borrow().db(), next, WallClockMs(), "SIGHUP reload");
   } catch (const std::exception& e) {
     spdlog::warn("could not record the reloaded policy: {}", e.what());
   }

@@ -62,7 +62,8 @@ SessionOptions SessionOptionsFor(const CliOptions& flags, const std::string& own
   // Another keel on the same --db may answer a tasks/cancel for a task run here.
   session_options.tasks.cancel_watch_ms = kTaskCancelWatchMs;
   try {
-    session_options.state_keys = LoadStateKeys(ledger->Db(), WallClockMs(), kStateKeyRotationMs);
+    session_options.state_keys =
+        LoadStateKeys(ledger->Borrow().db(), WallClockMs(), kStateKeyRotationMs);
   } catch (const SqliteError& e) {
     // States then open only in this process: a retry after a restart is asked again.
     spdlog::warn("request-state keys not stored in the database ({}); using this run's own",
@@ -76,7 +77,7 @@ SessionOptions SessionOptionsFor(const CliOptions& flags, const std::string& own
         std::lock_guard<std::mutex> lock(cache->mu);
         if (cache->read && now - cache->read_at < kKillSwitchFresh) return cache->state;
       }
-      KillSwitchState state = ReadKillSwitch(ledger->Db());
+      KillSwitchState state = ReadKillSwitch(ledger->Borrow().db());
       std::lock_guard<std::mutex> lock(cache->mu);
       cache->read = true;
       cache->read_at = now;
@@ -85,7 +86,7 @@ SessionOptions SessionOptionsFor(const CliOptions& flags, const std::string& own
     };
   } else {
     session_options.writes_blocked = [ledger = std::move(ledger)] {
-      return ReadKillSwitch(ledger->Db());
+      return ReadKillSwitch(ledger->Borrow().db());
     };
   }
   session_options.trace = trace;

@@ -3,9 +3,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include <spdlog/spdlog.h>
+#include <sqlite3.h>
 
 #include "ledger/database_check.h"
 #include "ledger/fingerprint.h"
@@ -15,6 +17,7 @@
 #include "protocol/iso_time.h"
 #include "server/app/exit_codes.h"
 #include "server/catalog/tool.h"
+#include "server/runtime/suspend.h"
 
 namespace keel {
 namespace {
@@ -117,15 +120,94 @@ std::unique_ptr<LedgerService> LedgerService::Open(Options options, std::string*
     *exit_code = cannot_open;
     return nullptr;
   }
+  options.connections = std::max<size_t>(options.connections, 1);
   std::unique_ptr<LedgerService> service(new LedgerService(std::move(options)));
   service->group_ = std::make_unique<CommitGroup>(&service->writer_, std::move(writer));
   if (service->spans_machines()) service->finished_ = std::make_unique<FinishedRows>();
-  // The connection that migrated becomes the opening thread's own.
-  auto mine = std::make_unique<PerThread>();
-  mine->db = std::move(db);
-  mine->ledger = std::make_unique<MutationLedger>(*mine->db, service->LedgerOptions());
-  service->threads_.emplace(std::this_thread::get_id(), std::move(mine));
+  // The connection that migrated is the pool's first.
+  service->all_.push_back(service->OpenPooled(std::move(db)));
+  service->idle_.push_back(service->all_.back().get());
   return service;
+}
+
+LedgerService::Lease::Lease(Lease&& other) noexcept
+    : owner_(other.owner_), pooled_(other.pooled_), job_(other.job_) {
+  other.pooled_ = nullptr;
+}
+
+LedgerService::Lease::~Lease() {
+  if (pooled_ != nullptr) owner_->GiveBack(pooled_, job_);
+}
+
+Database& LedgerService::Lease::db() const { return *pooled_->db; }
+MutationLedger& LedgerService::Lease::ledger() const { return *pooled_->ledger; }
+
+std::unique_ptr<PooledConnection> LedgerService::OpenPooled(std::unique_ptr<Database> db) {
+  auto pooled = std::make_unique<PooledConnection>();
+  pooled->db = std::move(db);
+  pooled->ledger = std::make_unique<MutationLedger>(*pooled->db, LedgerOptions());
+  return pooled;
+}
+
+LedgerService::Lease LedgerService::Borrow(std::chrono::milliseconds wait) {
+  const void* const job = CurrentJob();
+  const auto deadline = std::chrono::steady_clock::now() + wait;
+  std::unique_lock<std::mutex> lock(mu_);
+  if (auto it = held_.find(job); it != held_.end()) {
+    ++it->second.leases;  // the job's own, again: never wait on oneself
+    return Lease(this, it->second.pooled, job);
+  }
+  for (;;) {
+    if (!idle_.empty()) {
+      PooledConnection* pooled = idle_.back();  // the most recently used: its cache is warm
+      idle_.pop_back();
+      held_.emplace(job, Holding{pooled, 1});
+      return Lease(this, pooled, job);
+    }
+    if (all_.size() + opening_ < options_.connections) break;
+    if (returned_.wait_until(lock, deadline) == std::cv_status::timeout && idle_.empty()) {
+      throw SqliteError(SQLITE_BUSY,
+                        "all " + std::to_string(options_.connections) +
+                            " database connections (--db-connections) were in use for " +
+                            std::to_string(wait.count()) + " ms");
+    }
+  }
+  ++opening_;
+  lock.unlock();
+  std::string error;
+  std::unique_ptr<Database> db = Database::Open(options_.path, &error);
+  std::unique_ptr<PooledConnection> pooled = db ? OpenPooled(std::move(db)) : nullptr;
+  lock.lock();
+  --opening_;
+  if (!pooled) {
+    returned_.notify_one();  // the place it reserved is free again
+    throw SqliteError(0, "cannot open " + Database::Describe(options_.path) + ": " + error);
+  }
+  PooledConnection* raw = pooled.get();
+  all_.push_back(std::move(pooled));
+  held_.emplace(job, Holding{raw, 1});
+  return Lease(this, raw, job);
+}
+
+void LedgerService::GiveBack(PooledConnection* pooled, const void* job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = held_.find(job);
+    if (it == held_.end() || --it->second.leases > 0) return;
+    held_.erase(it);
+    idle_.push_back(pooled);
+  }
+  returned_.notify_one();
+}
+
+size_t LedgerService::connections_open() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return all_.size();
+}
+
+size_t LedgerService::connections_lent() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return all_.size() - idle_.size();
 }
 
 LedgerService::~LedgerService() {
@@ -133,22 +215,6 @@ LedgerService::~LedgerService() {
     spdlog::info("ledger: {} write(s) committed in {} transaction(s)", group_->units(),
                  group_->transactions());
   }
-}
-
-LedgerService::PerThread& LedgerService::ForThisThread() {
-  const std::thread::id self = std::this_thread::get_id();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = threads_.find(self);
-    if (it != threads_.end()) return *it->second;
-  }
-  std::string error;
-  auto mine = std::make_unique<PerThread>();
-  mine->db = Database::Open(options_.path, &error);
-  if (!mine->db) throw SqliteError(0, "cannot open " + options_.path + ": " + error);
-  mine->ledger = std::make_unique<MutationLedger>(*mine->db, LedgerOptions());
-  std::lock_guard<std::mutex> lock(mu_);
-  return *threads_.emplace(self, std::move(mine)).first->second;
 }
 
 MutationLedger::Options LedgerService::LedgerOptions() {
@@ -172,7 +238,8 @@ bool LedgerService::OwnerGone(const std::string& owner) {
   if (owner == options_.owner) return false;
   if (!spans_machines()) return LedgerOwnerGone(owner, options_.owner);
   try {
-    return InstanceRegistry(Db()).Gone(owner);
+    const Lease lease = Borrow();
+    return InstanceRegistry(lease.db()).Gone(owner);
   } catch (const std::exception& e) {
     spdlog::warn("keel_instances cannot be read ({}): {} counts as alive", e.what(), owner);
     return false;
@@ -194,14 +261,22 @@ bool LedgerOwnerGone(const std::string& owner, const std::string& self) {
   return kill(pid, 0) == -1 && errno == ESRCH;
 }
 
-Database& LedgerService::Db() { return *ForThisThread().db; }
-MutationLedger& LedgerService::Ledger() { return *ForThisThread().ledger; }
-
 Json LedgerService::RunKeyed(const std::string& tool, const std::string& key, const Json& arguments,
                              std::chrono::milliseconds wait,
                              const std::function<EffectOutcome(Database&)>& effect) {
   const std::string fingerprint = Fingerprint(tool, arguments);
-  MutationLedger::Outcome outcome = Ledger().RunInDatabase(tool, key, fingerprint, wait, effect);
+  std::optional<Lease> lease;
+  try {
+    lease.emplace(Borrow(wait));
+  } catch (const SqliteError& e) {
+    MutationLedger::Outcome busy;
+    busy.status = (e.code & 0xff) == SQLITE_BUSY ? MutationLedger::Status::kBusy
+                                                 : MutationLedger::Status::kError;
+    busy.error = e.what();
+    return LedgerAnswer(std::move(busy), tool, key);
+  }
+  MutationLedger::Outcome outcome =
+      lease->ledger().RunInDatabase(tool, key, fingerprint, wait, effect);
   if (outcome.status == MutationLedger::Status::kExecuted) return outcome.result;
   return LedgerAnswer(std::move(outcome), tool, key);
 }
@@ -262,8 +337,9 @@ Json LedgerAnswer(MutationLedger::Outcome outcome, const std::string& tool,
 }
 
 Json LedgerService::RunUnkeyed(const std::function<EffectOutcome(Database&)>& effect) {
-  Database& db = Db();
   try {
+    const Lease lease = Borrow();
+    Database& db = lease.db();
     WriterGate::Hold writer;
     if (!writer_.Enter(std::chrono::milliseconds(5000), &writer)) {
       return ErrorResult("The ledger was busy with another writer; nothing was executed.",

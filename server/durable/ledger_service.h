@@ -1,24 +1,38 @@
-// LedgerService: the mutation ledger as tools use it. Opens and migrates the database
-// file once, then gives each thread (each worker) its own connection and MutationLedger,
-// as SQLite's threading rule for keel asks. Turns ledger outcomes into what a tool
-// returns: the result, a replay marked in `_meta`, or an `isError` result the model can
-// act on (idempotency_key_mismatch, idempotency_in_progress, needs_reconciliation,
-// ledger_busy, ledger_error).
+// LedgerService: the mutation ledger as tools use it. Opens and migrates the database once,
+// then lends connections (each with its MutationLedger) from a pool of at most
+// Options::connections (--db-connections): a connection is used by one job at a time, as
+// SQLite's threading rule for keel and libpq both ask. Turns ledger outcomes into what a tool
+// returns: the result, a replay marked in `_meta`, or an `isError` result the model can act
+// on (idempotency_key_mismatch, idempotency_in_progress, needs_reconciliation, ledger_busy,
+// ledger_error).
+//
+// The pool: Borrow() lends an idle connection, opens a new one while fewer than the limit
+// are open, or waits (bounded) for one to come back. A job that borrows again while it
+// holds one gets the same connection (so nested helpers never wait on their own caller),
+// and a lease may be kept across a Suspend() (it belongs to the job, not to the thread).
+// Keep a lease for one use, or one transaction: a lease held while waiting on something
+// slow (an upstream's answer) keeps a connection from every other call. Connections stay
+// open until the service is destroyed. On top of the pool keel opens three connections of
+// its own: the group-commit writer below, the task store's thread, and (PostgreSQL) the
+// heartbeat.
 //
 // Thread-safety: every member may be called from any thread.
 // Invariants: a keyed mutation runs its effect at most once per (tool, key) (the ledger's
-// transaction guarantees it); a returned result is always rebuilt from stored JSON.
+// transaction guarantees it); a returned result is always rebuilt from stored JSON; no
+// connection is lent to two jobs at once.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -33,13 +47,43 @@ namespace keel {
 
 using Json = nlohmann::json;
 
+// One connection of LedgerService's pool, with the ledger that uses it.
+struct PooledConnection {
+  std::unique_ptr<Database> db;
+  std::unique_ptr<MutationLedger> ledger;
+};
+
 class LedgerService {
  public:
   struct Options {
     std::string path;                     // the database file
     int64_t ttl_ms = 24LL * 3600 * 1000;  // --idempotency-ttl
     std::string owner;                    // unique per process
+    size_t connections = 8;               // --db-connections: the pool's most, at least 1
   };
+
+  // A borrowed connection and its ledger; returned to the pool when destroyed. Move-only;
+  // use it from one thread at a time.
+  class Lease {
+   public:
+    Lease(Lease&& other) noexcept;
+    Lease& operator=(Lease&&) = delete;
+    Lease(const Lease&) = delete;
+    ~Lease();
+    Database& db() const;
+    MutationLedger& ledger() const;
+
+   private:
+    friend class LedgerService;
+    Lease(LedgerService* owner, PooledConnection* pooled, const void* job)
+        : owner_(owner), pooled_(pooled), job_(job) {}
+    LedgerService* owner_;
+    PooledConnection* pooled_;
+    const void* job_;
+  };
+
+  // How long Borrow() waits for a connection when all are lent, by default.
+  static constexpr std::chrono::milliseconds kBorrowWait{5000};
 
   // Opens, checks and migrates the file. On failure returns null with *error set and
   // *exit_code 73 (cannot open or create; a second hard link; not writable; damaged pages:
@@ -48,11 +92,12 @@ class LedgerService {
   // Logs how many keyed writes were committed, in how many transactions.
   ~LedgerService();
 
-  // This thread's connection and ledger, opened on first use. Throws SqliteError if the
-  // file cannot be opened any more. Ask again after anything that may suspend (suspend.h):
-  // the job may then run on another thread, with another connection.
-  Database& Db();
-  MutationLedger& Ledger();
+  // A connection for the calling job (see above). Throws SqliteError: SQLITE_BUSY when
+  // none came free within `wait`; another code when a new one cannot be opened.
+  Lease Borrow(std::chrono::milliseconds wait = kBorrowWait);
+  // For tests and figures: connections open in the pool, and lent now.
+  size_t connections_open() const;
+  size_t connections_lent() const;
 
   // Runs `effect` inside the ledger's transaction under (tool, key) (IDEM-3), and returns
   // the CallToolResult to send: the effect's, a marked replay, or an isError result.
@@ -83,14 +128,9 @@ class LedgerService {
 
  private:
   explicit LedgerService(Options options) : options_(std::move(options)) {}
-  struct PerThread {
-    std::unique_ptr<Database> db;
-    std::unique_ptr<MutationLedger> ledger;
-  };
-  // Never inlined: the thread's id comes from pthread_self(), which the compiler may take
-  // once per function (glibc declares it const), and a job that suspends (suspend.h) can go
-  // on on another thread between two uses.
-  [[gnu::noinline]] PerThread& ForThisThread();
+  // Opens one connection for the pool (not counted: the caller reserved its place).
+  std::unique_ptr<PooledConnection> OpenPooled(std::unique_ptr<Database> db);
+  void GiveBack(PooledConnection* pooled, const void* job);
   MutationLedger::Options LedgerOptions();
 
   Options options_;
@@ -98,9 +138,17 @@ class LedgerService {
   // Keyed writes of every thread, batched into shared transactions (one fsync for many) on
   // a connection of their own. Set by Open().
   std::unique_ptr<CommitGroup> group_;
-  std::mutex mu_;
-  std::unordered_map<std::thread::id, std::unique_ptr<PerThread>> threads_;  // guarded by mu_
-  std::unique_ptr<InstanceHeartbeat> heartbeat_;  // PostgreSQL, once JoinInstances()
+  mutable std::mutex mu_;
+  std::condition_variable returned_;                    // a connection came back to idle_
+  std::vector<std::unique_ptr<PooledConnection>> all_;  // guarded by mu_: every open one
+  std::vector<PooledConnection*> idle_;                 // guarded by mu_: the last returned last
+  size_t opening_ = 0;                                  // guarded by mu_: being opened now
+  struct Holding {
+    PooledConnection* pooled;
+    int leases;
+  };
+  std::unordered_map<const void*, Holding> held_;  // guarded by mu_: by CurrentJob()
+  std::unique_ptr<InstanceHeartbeat> heartbeat_;   // PostgreSQL, once JoinInstances()
   // PostgreSQL: finished rows kept for replays (finished_rows.h); a replay from a local
   // SQLite file is a cheap read already.
   std::unique_ptr<FinishedRows> finished_;

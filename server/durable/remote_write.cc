@@ -97,6 +97,12 @@ Json StillRunning(const LedgerRecord& row, const std::string& tool, const std::s
 
 // Whether the claimant `owner` surely runs no more (never `self`): by the registry of
 // instances when the database spans machines, by its pid otherwise.
+// The ledger on a connection borrowed for one statement: `book()->Claim(...)`.
+struct Book {
+  LedgerService::Lease lease;
+  MutationLedger* operator->() const { return &lease.ledger(); }
+};
+
 bool ClaimantGone(LedgerService& ledger, const std::string& owner, const std::string& self) {
   if (owner == self) return false;
   return ledger.spans_machines() ? ledger.OwnerGone(owner) : LedgerOwnerGone(owner, self);
@@ -118,13 +124,12 @@ bool AttemptOver(const LedgerRecord& row, const AttemptGoneFn& attempt_gone) {
 }
 
 Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const RemoteWriteOps& ops) {
-  // This thread's ledger, asked for anew at every use: ops.run() may suspend a forwarded
-  // call (suspend.h), which then goes on on another worker thread, whose connection it must
-  // use (ledger_service.h: one per thread).
-  const auto book = [&ledger]() -> MutationLedger& { return ledger.Ledger(); };
+  // A connection borrowed for each use, not held across ops.run() and the lookups: a forwarded
+  // call waits on its upstream there, and would keep a connection from every other call.
+  const auto book = [&ledger]() { return Book{ledger.Borrow()}; };
   const std::string fingerprint = Fingerprint(call.tool, call.intent_arguments);
-  MutationLedger::Outcome claim = book().Claim(call.tool, call.key, fingerprint, call.claim_wait,
-                                               call.lease_ms, call.starting_attempt);
+  MutationLedger::Outcome claim = book()->Claim(call.tool, call.key, fingerprint, call.claim_wait,
+                                                call.lease_ms, call.starting_attempt);
   const std::string& self = ledger.options().owner;
   // A live-looking claim whose process is dead (keel was killed and restarted at once) is as
   // abandoned as an expired one.
@@ -133,14 +138,14 @@ Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const Re
                              ClaimantGone(ledger, claim.record.owner, self);
   if (claim.status == MutationLedger::Status::kNeedsReconciliation || dead_claimant) {
     const bool adopted =
-        book().Adopt(call.tool, call.key, claim.record.owner,
-                     dead_claimant || ClaimantGone(ledger, claim.record.owner, self));
+        book()->Adopt(call.tool, call.key, claim.record.owner,
+                      dead_claimant || ClaimantGone(ledger, claim.record.owner, self));
     if (!adopted) return LedgerAnswer(std::move(claim), call.tool, call.key);
     claim.status = MutationLedger::Status::kNeedsReconciliation;
     const Reconciled found = LookUp(ops);
     if (found.outcome == Reconciled::Outcome::kHappened) {
-      Warn(book().Complete(call.tool, call.key, found.result, found.result.value("isError", false),
-                           ""),
+      Warn(book()->Complete(call.tool, call.key, found.result, found.result.value("isError", false),
+                            ""),
            call, "the looked-up outcome");
       return MarkReconciled(found.result);
     }
@@ -153,9 +158,9 @@ Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const Re
       return LedgerAnswer(std::move(claim), call.tool, call.key);
     }
     // Surely not done, or harmless to repeat: take the key anew and run.
-    book().Release(call.tool, call.key);
-    claim = book().Claim(call.tool, call.key, fingerprint, call.claim_wait, call.lease_ms,
-                         call.starting_attempt);
+    book()->Release(call.tool, call.key);
+    claim = book()->Claim(call.tool, call.key, fingerprint, call.claim_wait, call.lease_ms,
+                          call.starting_attempt);
   }
   if (claim.status != MutationLedger::Status::kExecuted) {
     return LedgerAnswer(std::move(claim), call.tool, call.key);
@@ -164,7 +169,7 @@ Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const Re
   Json result = ops.run();
   const std::optional<AttemptFailure> failure = ClassifyResult(result);
   if (!failure) {
-    Warn(book().Complete(call.tool, call.key, result, false, ""), call, "the result");
+    Warn(book()->Complete(call.tool, call.key, result, false, ""), call, "the result");
     return result;
   }
   const Json* error = StructuredErrorOf(result);
@@ -174,39 +179,40 @@ Json RunRemoteWrite(LedgerService& ledger, const RemoteWriteCall& call, const Re
       error != nullptr && error->contains("effect") && error->at("effect") == "none";
   if (surely_none || failure->failure == FailureClass::kNotSent ||
       failure->failure == FailureClass::kRejectedTransient) {
-    Warn(book().Release(call.tool, call.key), call, "that nothing happened");
+    Warn(book()->Release(call.tool, call.key), call, "that nothing happened");
     return result;
   }
   if (failure->failure == FailureClass::kRejectedPermanent) {
-    Warn(book().Complete(call.tool, call.key, result, true, ""), call, "the failure");
+    Warn(book()->Complete(call.tool, call.key, result, true, ""), call, "the failure");
     return result;
   }
   const Reconciled found = LookUp(ops);
   switch (found.outcome) {
     case Reconciled::Outcome::kHappened:
-      Warn(book().Complete(call.tool, call.key, found.result, found.result.value("isError", false),
-                           ""),
+      Warn(book()->Complete(call.tool, call.key, found.result, found.result.value("isError", false),
+                            ""),
            call, "the looked-up outcome");
       return MarkReconciled(found.result);
     case Reconciled::Outcome::kDidNotHappen:
-      Warn(book().Release(call.tool, call.key), call, "that nothing happened");
+      Warn(book()->Release(call.tool, call.key), call, "that nothing happened");
       return Annotated(std::move(result), found.outcome);
     case Reconciled::Outcome::kUnknown:
       break;
   }
-  Warn(book().MarkNeedsReconciliation(call.tool, call.key), call, "the unknown outcome");
+  Warn(book()->MarkNeedsReconciliation(call.tool, call.key), call, "the unknown outcome");
   return Annotated(std::move(result), found.outcome);
 }
 
 size_t ReconcileUnsettled(LedgerService& ledger, const std::string& tool, const std::string& self,
                           const std::function<Reconciled(const std::string& key)>& lookup,
                           const AttemptGoneFn& attempt_gone) {
-  MutationLedger& book = ledger.Ledger();
+  // A connection borrowed for each use: the lookups may wait on an upstream or a command.
+  const auto book = [&ledger]() { return Book{ledger.Borrow()}; };
   size_t settled = 0;
-  for (const LedgerRecord& row : book.Unsettled(tool, kStartupRowsPerTool)) {
+  for (const LedgerRecord& row : book()->Unsettled(tool, kStartupRowsPerTool)) {
     if (row.owner == self) continue;  // a call of ours is running it
     const bool gone = ClaimantGone(ledger, row.owner, self);
-    if (!book.Adopt(tool, row.key, row.owner, gone)) continue;  // live elsewhere, or raced
+    if (!book()->Adopt(tool, row.key, row.owner, gone)) continue;  // live elsewhere, or raced
     Reconciled found;
     try {
       found = lookup(row.key);
@@ -215,7 +221,8 @@ size_t ReconcileUnsettled(LedgerService& ledger, const std::string& tool, const 
     }
     switch (found.outcome) {
       case Reconciled::Outcome::kHappened:
-        if (book.Complete(tool, row.key, found.result, found.result.value("isError", false), "")) {
+        if (book()->Complete(tool, row.key, found.result, found.result.value("isError", false),
+                             "")) {
           ++settled;
           spdlog::info("{} key '{}': reconciled at start-up: it happened", tool, row.key);
         }
@@ -228,7 +235,7 @@ size_t ReconcileUnsettled(LedgerService& ledger, const std::string& tool, const 
               tool, row.key, row.owner, AttemptName(*row.attempt));
           break;
         }
-        if (book.Release(tool, row.key)) {
+        if (book()->Release(tool, row.key)) {
           ++settled;
           spdlog::info("{} key '{}': reconciled at start-up: it did not happen", tool, row.key);
         }

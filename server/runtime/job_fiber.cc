@@ -179,6 +179,12 @@ bool JobFiber::MarkResumed() { return !state_->resumed.exchange(true); }
 
 bool CanSuspend() { return current != nullptr; }
 
+const void* CurrentJob() {
+  thread_local const char thread_marker = 0;
+  if (current != nullptr) return current;
+  return &thread_marker;
+}
+
 void Suspend(const SuspendArm& arm) {
   JobFiber* const self = current;
   if (self == nullptr) {

@@ -32,5 +32,11 @@ using SuspendArm = std::function<void(ResumeFn)>;
 bool CanSuspend();
 // Requires CanSuspend().
 void Suspend(const SuspendArm& arm);
+// Who runs now, as an opaque identity: the job's fiber when CanSuspend(), else the calling
+// thread. Stable across a Suspend() (unlike the thread's id), so state kept per job, such
+// as a borrowed database connection (ledger_service.h), follows the job to another thread.
+// Never inlined, for the reason ForThisThread gave: a thread-local's address must not be
+// taken once for a whole function whose job may move between threads.
+[[gnu::noinline]] const void* CurrentJob();
 
 }  // namespace keel

@@ -101,7 +101,7 @@ Json CommandTool::RunOnce(ToolContext& ctx, const std::vector<std::string>& argv
     // The claim names the run, so that a keel started after this one dies leaves the key
     // alone while the command may still run (remote_write.h).
     process.on_spawned = [&](pid_t pid) {
-      if (!ledger_->Ledger().RecordAttempt(spec_.name, key, SpawnedAttempt(pid))) {
+      if (!ledger_->Borrow().ledger().RecordAttempt(spec_.name, key, SpawnedAttempt(pid))) {
         spdlog::warn(
             "{} key '{}': could not record the command's process group {} with the "
             "claim; if keel dies now, the key waits for a reboot or a lookup that "
@@ -198,7 +198,7 @@ Reconciled CommandTool::Reconcile(const Json& arguments, const Json& meta) {
   if (!IsWrite(spec_.effect) || !ledger_) return Reconciled{};
   const auto [key, problem] = CallKeyOf(meta, arguments);
   if (key.empty() || !problem.empty()) return Reconciled{};
-  const auto row = ledger_->Ledger().Lookup(spec_.name, key);
+  const auto row = ledger_->Borrow().ledger().Lookup(spec_.name, key);
   if (std::optional<Reconciled> stored = StoredOutcome(row)) return *stored;
   Reconciled found = LookupKey(key);
   // The claim's command may still run (its keel died): "did not happen" is not yet true.

@@ -89,7 +89,8 @@ class GetDeploymentJob final : public BackendTool {
  protected:
   Json Serve(ToolContext& ctx) override {
     const std::string job_id = ctx.arguments().at("job_id").get<std::string>();
-    Statement read = ledger_->Db().Prepare(
+    const LedgerService::Lease lease = ledger_->Borrow();
+    Statement read = lease.db().Prepare(
         "SELECT environment, version, restarts, last_operation_id, last_restart_ms "
         "FROM deploy_jobs WHERE job_id = ?1");
     read.Bind(1, job_id);
@@ -141,7 +142,8 @@ class RestartDeploymentJob final : public BackendTool {
     const std::string job_id = args.at("job_id").get<std::string>();
     const std::string environment = args.at("environment").get<std::string>();
     const std::string key = KeyOf(args);
-    Database& db = ledger_->Db();
+    const LedgerService::Lease lease = ledger_->Borrow();
+    Database& db = lease.db();
     WriteTransaction txn(db);
     {
       Statement existing = db.Prepare(
@@ -236,7 +238,8 @@ class LookupDeploymentOperation final : public BackendTool {
  protected:
   Json Serve(ToolContext& ctx) override {
     const std::string key = ctx.arguments().at("idempotency_key").get<std::string>();
-    Statement read = ledger_->Db().Prepare(
+    const LedgerService::Lease lease = ledger_->Borrow();
+    Statement read = lease.db().Prepare(
         "SELECT operation_id, job_id, environment, created_ms FROM deploy_operations "
         "WHERE idempotency_key = ?1");
     read.Bind(1, key);

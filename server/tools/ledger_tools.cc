@@ -75,7 +75,7 @@ class MutationTool : public Tool {
     if (key.empty() || !problem.empty()) return Reconciled{};
     std::optional<LedgerRecord> row;
     try {
-      row = ledger_->Ledger().Lookup(spec_.name, key);
+      row = ledger_->Borrow().ledger().Lookup(spec_.name, key);
     } catch (const SqliteError& e) {
       // An unreadable ledger cannot tell: never "did not happen", which would let it run again.
       spdlog::warn("{} key '{}': the ledger could not be read: {}", spec_.name, key, e.what());
@@ -290,7 +290,7 @@ class LedgerLookup final : public Tool {
     const std::string key = ctx.arguments().at("key").get<std::string>();
     std::optional<LedgerRecord> record;
     try {
-      record = ledger_->Ledger().Lookup(tool, key);
+      record = ledger_->Borrow().ledger().Lookup(tool, key);
     } catch (const SqliteError& e) {
       return ErrorResult(std::string("The ledger could not be read: ") + e.what(),
                          Json{{"type", "ledger_error"}, {"retry_after_ms", 100}});

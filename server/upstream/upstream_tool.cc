@@ -90,7 +90,7 @@ Reconciled UpstreamTool::Reconcile(const Json& arguments, const Json& meta) {
   const auto [key, problem] = CallKeyOf(meta, arguments);
   if (key.empty() || !problem.empty()) return Reconciled{};
   // Nothing can look an upstream write up: only what the ledger stored is known.
-  return StoredOutcome(ledger_->Ledger().Lookup(spec_.name, key)).value_or(Reconciled{});
+  return StoredOutcome(ledger_->Borrow().ledger().Lookup(spec_.name, key)).value_or(Reconciled{});
 }
 
 UpstreamSurfaceTool::UpstreamSurfaceTool(std::shared_ptr<UpstreamLink> link)

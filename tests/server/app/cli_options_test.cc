@@ -86,6 +86,20 @@ TEST_CASE("without arguments every setting has its documented default") {
   CHECK(o.workers >= 2);  // 0 means hardware threads, at least 2
 }
 
+TEST_CASE("db-connections defaults to workers + 2, at most 16 on PostgreSQL, and a set value stays",
+          "[DIST-3]") {
+  CleanKeelEnv env;
+  CHECK(Parse({"--workers", "4"}).options.db_connections == 6);
+  CHECK(Parse({"--workers", "64", "--db", "/tmp/k.db"}).options.db_connections == 66);
+  CHECK(Parse({"--workers", "64", "--db", "postgresql://keel@127.0.0.1/keel"})
+            .options.db_connections == keel::kDefaultPostgresConnections);
+  CHECK(Parse({"--workers", "4", "--db", "postgres://127.0.0.1/keel"}).options.db_connections == 6);
+  CHECK(Parse({"--workers", "64", "--db-connections", "40", "--db", "postgresql:///keel"})
+            .options.db_connections == 40);
+  CHECK(Parse({"--db-connections", "1"}).options.db_connections == 1);
+  CHECK(ExitCode(Parse({"--db-connections", "1025"})) != -1);
+}
+
 TEST_CASE("workers 0 becomes the hardware thread count but at least 2, other values stay") {
   CleanKeelEnv env;
   const CliParse zero = Parse({"--workers", "0"});

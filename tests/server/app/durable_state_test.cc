@@ -31,8 +31,9 @@ TEST_CASE("opening records the policy in force for keel policy show") {
   CHECK(state.db_path == db.path());
   REQUIRE(state.ledger);
   CHECK(state.ledger->options().owner == "keel-test-1");
-  CHECK(nlohmann::json::parse(*StoredPolicy(state.ledger->Db(), false))["version"] == "v5");
-  CHECK_FALSE(WritesBlocked(state.ledger->Db()));
+  CHECK(nlohmann::json::parse(*StoredPolicy(state.ledger->Borrow().db(), false))["version"] ==
+        "v5");
+  CHECK_FALSE(WritesBlocked(state.ledger->Borrow().db()));
   CHECK(err.str().empty());
 }
 
@@ -43,12 +44,12 @@ TEST_CASE("the kill switch turned on by --block-writes at start-up stays on") {
   {
     const DurableState state = OpenDurableState(db.flags(), Version("v1"), "keel-test-1", err);
     REQUIRE_FALSE(state.exit_code);
-    CHECK(ReadKillSwitch(state.ledger->Db()).updated_by.rfind("--block-writes at start-up", 0) ==
-          0);
+    CHECK(ReadKillSwitch(state.ledger->Borrow().db())
+              .updated_by.rfind("--block-writes at start-up", 0) == 0);
   }
   db.flags().block_writes = false;  // the next keel on the file, without the flag
   const DurableState next = OpenDurableState(db.flags(), Version("v1"), "keel-test-2", err);
-  CHECK(WritesBlocked(next.ledger->Db()));
+  CHECK(WritesBlocked(next.ledger->Borrow().db()));
 }
 
 TEST_CASE("a db file in a missing directory exits 73 with one line saying why") {

@@ -27,7 +27,7 @@ struct ExpiringLedger {
                      [](Database&) { return EffectOutcome{TextResult("done")}; });
   }
   bool Remembers(const std::string& key) {
-    return ledger->Ledger().Lookup("charge", key).has_value();
+    return ledger->Borrow().ledger().Lookup("charge", key).has_value();
   }
 };
 

@@ -37,7 +37,7 @@ TEST_CASE("admin block-writes on turns the kill switch on in the db file and say
   CHECK(err.str().empty());
   CHECK(outcome.output.rfind("writes blocked in " + db.path() + " (set ", 0) == 0);
   CHECK(outcome.output.find("by keel admin block-writes on (pid ") != std::string::npos);
-  CHECK(WritesBlocked(db.Open()->Db()));
+  CHECK(WritesBlocked(db.Open()->Borrow().db()));
 }
 
 TEST_CASE("admin block-writes status on a fresh file says writes are allowed and changes nothing") {
@@ -47,7 +47,7 @@ TEST_CASE("admin block-writes status on a fresh file says writes are allowed and
   const CommandOutcome outcome = RunOperatorCommand(db.flags(), err);
   CHECK(outcome.exit_code == 0);
   CHECK(outcome.output == "writes allowed in " + db.path() + "\n");
-  CHECK(ReadKillSwitch(db.Open()->Db()).updated_ms == 0);
+  CHECK(ReadKillSwitch(db.Open()->Borrow().db()).updated_ms == 0);
 }
 
 TEST_CASE("an operator command on a db file it cannot create exits 73 saying why") {
@@ -94,7 +94,7 @@ TEST_CASE("policy show prints the recorded policy, and exits 1 when none was") {
 
   Policy policy = DefaultPolicy();
   policy.version = "v3";
-  RecordPolicy(db.Open()->Db(), policy, 1000, "test");
+  RecordPolicy(db.Open()->Borrow().db(), policy, 1000, "test");
   const CommandOutcome outcome = RunOperatorCommand(db.flags(), err);
   CHECK(outcome.exit_code == 0);
   CHECK(outcome.output.find("\"version\": \"v3\"") != std::string::npos);

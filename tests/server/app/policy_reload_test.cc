@@ -49,12 +49,13 @@ TEST_CASE("a SIGHUP with a valid policy file puts the new version in force") {
 TEST_CASE("a reloaded policy is recorded and the one it replaced becomes the previous one") {
   TempKeelDb db;
   const std::shared_ptr<LedgerService> ledger = db.Open();
-  RecordPolicy(ledger->Db(), Running(), 1000, "start-up");
+  RecordPolicy(ledger->Borrow().db(), Running(), 1000, "start-up");
   Policy next = DefaultPolicy();
   next.version = "v9";
   RecordReloadedPolicy(*ledger, next);
-  CHECK(nlohmann::json::parse(*StoredPolicy(ledger->Db(), false))["version"] == "v9");
-  CHECK(nlohmann::json::parse(*StoredPolicy(ledger->Db(), true))["version"] == "running-1");
+  CHECK(nlohmann::json::parse(*StoredPolicy(ledger->Borrow().db(), false))["version"] == "v9");
+  CHECK(nlohmann::json::parse(*StoredPolicy(ledger->Borrow().db(), true))["version"] ==
+        "running-1");
 }
 
 }  // namespace

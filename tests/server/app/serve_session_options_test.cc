@@ -70,7 +70,7 @@ TEST_CASE("the session reads the kill switch from the db file on every write") {
   const SessionOptions options = SessionOptionsFor(db.flags(), "owner", ledger, nullptr);
   REQUIRE(options.writes_blocked);
   CHECK_FALSE(options.writes_blocked().blocked);
-  SetWritesBlocked(db.Open()->Db(), true, 1000, "test");
+  SetWritesBlocked(db.Open()->Borrow().db(), true, 1000, "test");
   CHECK(options.writes_blocked().blocked);
   CHECK_FALSE(options.writes_blocked().unreadable);
 }

@@ -141,8 +141,9 @@ TEST_CASE("a SIGHUP with an invalid policy file keeps the policy in force while 
   keel.Signal(SIGTERM);  // then drain: nothing is in flight, so serving ends
   CHECK(keel.Run() == 0);
   CHECK(keel.server().session().policy()->version == "v1");
-  CHECK(nlohmann::json::parse(*StoredPolicy(keel.ledger()->Db(), false))["version"] == "v1");
-  CHECK_FALSE(StoredPolicy(keel.ledger()->Db(), /*previous=*/true));
+  CHECK(nlohmann::json::parse(*StoredPolicy(keel.ledger()->Borrow().db(), false))["version"] ==
+        "v1");
+  CHECK_FALSE(StoredPolicy(keel.ledger()->Borrow().db(), /*previous=*/true));
 }
 
 TEST_CASE("a SIGHUP with a valid policy file puts it in force and records it") {
@@ -154,8 +155,10 @@ TEST_CASE("a SIGHUP with a valid policy file puts it in force and records it") {
   keel.Signal(SIGTERM);
   CHECK(keel.Run() == 0);
   CHECK(keel.server().session().policy()->version == "v2");
-  CHECK(nlohmann::json::parse(*StoredPolicy(keel.ledger()->Db(), false))["version"] == "v2");
-  CHECK(nlohmann::json::parse(*StoredPolicy(keel.ledger()->Db(), true))["version"] == "v1");
+  CHECK(nlohmann::json::parse(*StoredPolicy(keel.ledger()->Borrow().db(), false))["version"] ==
+        "v2");
+  CHECK(nlohmann::json::parse(*StoredPolicy(keel.ledger()->Borrow().db(), true))["version"] ==
+        "v1");
 }
 
 TEST_CASE("a second SIGTERM is harmless once serving is draining") {

@@ -21,7 +21,10 @@ class WorkerClock final : public Clock {
   void Advance(Duration d) { ticks_ += d.count(); }
 
  private:
-  std::atomic<Duration::rep> ticks_{Duration(std::chrono::hours(5)).count()};
+  // Starts at the real steady time: the retry executor's backoff waits on a condition
+  // variable until a deadline taken from this clock, so a start hours ahead (as this was)
+  // made the breaker test wait until the machine had been up that long.
+  std::atomic<Duration::rep> ticks_{std::chrono::steady_clock::now().time_since_epoch().count()};
 };
 
 struct Seen {

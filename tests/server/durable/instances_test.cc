@@ -208,14 +208,14 @@ TEST_CASE(
   CHECK(live["structuredContent"]["error"]["type"] == "idempotency_in_progress");
   CHECK(runs == 0);
   CHECK(lookups == 0);
-  CHECK(b->Ledger().Lookup("restart", "k1")->owner == "keel-99999999-a");
+  CHECK(b->Borrow().ledger().Lookup("restart", "k1")->owner == "keel-99999999-a");
 
   Age(*db, "keel-99999999-a", InstanceRegistry::kGoneAfterMs + 1'000);
   const Json silent = RunRemoteWrite(*b, call, ops);
   CHECK(lookups == 1);  // adopted and looked up
   CHECK(runs == 0);     // "did not happen" means nothing while its command may still run
   CHECK(silent["structuredContent"]["error"]["type"] == "idempotency_in_progress");
-  const std::optional<LedgerRecord> row = b->Ledger().Lookup("restart", "k1");
+  const std::optional<LedgerRecord> row = b->Borrow().ledger().Lookup("restart", "k1");
   REQUIRE(row);
   CHECK(row->owner == "keel-2-b");
   CHECK(row->state == LedgerState::kNeedsReconciliation);

@@ -75,7 +75,7 @@ class Fixture {
     return RunRemoteWrite(*ledger_, call, ops);
   }
   std::optional<LedgerRecord> Row(const std::string& key) {
-    return ledger_->Ledger().Lookup("restart", key);
+    return ledger_->Borrow().ledger().Lookup("restart", key);
   }
   // A claim on `key` by another process `owner` that never records an outcome.
   // With `attempt`, the claim records that run (as a command tool's claim does).
@@ -83,10 +83,10 @@ class Fixture {
                       std::optional<LedgerAttempt> attempt = std::nullopt) {
     auto other = ledger_.OpenAs(owner);
     const auto claim =
-        other->Ledger().Claim("restart", key, Fingerprint("restart", Json{{"job", "web"}}),
-                              std::chrono::milliseconds(1000));
+        other->Borrow().ledger().Claim("restart", key, Fingerprint("restart", Json{{"job", "web"}}),
+                                       std::chrono::milliseconds(1000));
     REQUIRE(claim.status == MutationLedger::Status::kExecuted);
-    if (attempt) REQUIRE(other->Ledger().RecordAttempt("restart", key, *attempt));
+    if (attempt) REQUIRE(other->Borrow().ledger().RecordAttempt("restart", key, *attempt));
   }
   LedgerService& ledger() { return *ledger_; }
 

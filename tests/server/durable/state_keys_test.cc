@@ -15,21 +15,21 @@ constexpr int64_t kDay = 24 * 3600 * 1000;
 
 TEST_CASE("the keys are made once and every later load gets the same", "[MRTR-1]") {
   TempLedger ledger;
-  const StateKeys first = LoadStateKeys(ledger->Db(), 1000, 30 * kDay);
+  const StateKeys first = LoadStateKeys(ledger->Borrow().db(), 1000, 30 * kDay);
   CHECK(first.current.size() == 32);
   CHECK(first.previous.empty());
-  const StateKeys again = LoadStateKeys(ledger->Db(), 2000, 30 * kDay);
+  const StateKeys again = LoadStateKeys(ledger->Borrow().db(), 2000, 30 * kDay);
   CHECK(again.current == first.current);
   CHECK(again.previous.empty());
 }
 
 TEST_CASE("an old key is rotated: the new one seals, the old one still opens", "[MRTR-1]") {
   TempLedger ledger;
-  const StateKeys first = LoadStateKeys(ledger->Db(), 0, 30 * kDay);
-  const StateKeys rotated = LoadStateKeys(ledger->Db(), 30 * kDay, 30 * kDay);
+  const StateKeys first = LoadStateKeys(ledger->Borrow().db(), 0, 30 * kDay);
+  const StateKeys rotated = LoadStateKeys(ledger->Borrow().db(), 30 * kDay, 30 * kDay);
   CHECK(rotated.current != first.current);
   CHECK(rotated.previous == first.current);
-  const StateKeys twice = LoadStateKeys(ledger->Db(), 60 * kDay, 30 * kDay);
+  const StateKeys twice = LoadStateKeys(ledger->Borrow().db(), 60 * kDay, 30 * kDay);
   CHECK(twice.previous == rotated.current);
 }
 

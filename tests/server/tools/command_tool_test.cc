@@ -154,7 +154,8 @@ TEST_CASE("a key whose orphaned command still runs is not reported undone to tas
   posix_spawnattr_destroy(&attr);
   REQUIRE(
       ledger.OpenAs("keel-999999999-dead")
-          ->Ledger()
+          ->Borrow()
+          .ledger()
           .Claim("restart", "intent-1", "fp", Millis(1000), std::nullopt, SpawnedAttempt(orphan))
           .status == MutationLedger::Status::kExecuted);
 

@@ -32,7 +32,8 @@ class Backend {
   }
   void Advance(Millis d) { now_ += d; }
   int64_t Operations() {
-    Statement s = ledger_->Db().Prepare("SELECT COUNT(*) FROM deploy_operations");
+    const LedgerService::Lease lease = ledger_->Borrow();
+    Statement s = lease.db().Prepare("SELECT COUNT(*) FROM deploy_operations");
     REQUIRE(s.Step());
     return s.Int64(0);
   }

@@ -48,7 +48,8 @@ class Ledger {
   }
 
   int64_t Count(const std::string& sql) {
-    Statement s = ledger_->Db().Prepare(sql);
+    const LedgerService::Lease lease = ledger_->Borrow();
+    Statement s = lease.db().Prepare(sql);
     REQUIRE(s.Step());
     return s.Int64(0);
   }
@@ -152,8 +153,6 @@ TEST_CASE(
     std::vector<std::thread> threads;
     for (int i = 0; i < 2; ++i) {
       threads.emplace_back([&, i] {
-        // Each thread uses its own connection (LedgerService gives one per thread).
-        l.service().Db();
         start.arrive_and_wait();
         results[i] = l.Call("reserve_inventory", Reserve(3, key.c_str()));
       });
@@ -241,7 +240,8 @@ TEST_CASE(
   l.Call("charge_account", Charge(1200, "deep-1"));
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   l.service()
-      .Db()
+      .Borrow()
+      .db()
       .Prepare("UPDATE ledger SET result = ?1 WHERE key = 'deep-1'")
       .Bind(1, deep)
       .Run();
