@@ -92,6 +92,36 @@ test('DIST-1 IDEM-3: two keel processes on one PostgreSQL race the same keyed ch
     });
   });
 
+test('DIST-3 IDEM-3: a keel with --db-connections 2 and 8 workers serves 48 concurrent keyed charges (16 keys, each sent three times) once per key, on at most 2 + 3 connections',
+  { skip: SKIP, timeout: TEST_TIMEOUT_MS }, async (t) => {
+    const db = freshSchema(t);
+    // The URL names the keel, so its connections can be told from every other client's.
+    const app = `keel_pool_${randomBytes(4).toString('hex')}`;
+    const k = startKeel(t, { db: `${db}&application_name=${app}`, args: ['--db-connections', '2', '--workers', '8'] });
+    await withStderr(() => ({ k }), async () => {
+      await k.initialize();
+      const KEYS = 16;
+      const calls = [];
+      for (let copy = 0; copy < 3; ++copy) {
+        for (let i = 0; i < KEYS; ++i) {
+          calls.push(k.call('charge_account', { account: `pool-${i}`, cents: 700 }, { [KEY_META]: `pg-pool-${i}` }));
+        }
+      }
+      const results = (await Promise.all(calls)).map((r, j) => ok(r, `call ${j}`));
+      for (let i = 0; i < KEYS; ++i) {
+        const same = [results[i], results[KEYS + i], results[2 * KEYS + i]];
+        assert.equal(new Set(same.map((r) => r.structuredContent.charge_id)).size, 1, `key ${i}: more than one charge_id`);
+        assert.equal(same.filter(replayed).length, 2, `key ${i}: not exactly two answers replayed`);
+      }
+      // The pool keeps what it opened until exit: this is every connection the keel made.
+      const open = Number(psql(BASE, `SELECT count(*) FROM pg_stat_activity WHERE application_name = '${app}'`));
+      assert.ok(open >= 3 && open <= 5, `${open} connections open, expected 2 for calls + 3 of keel's own at most`);
+      assert.equal((await k.close()).code, 0);
+      assert.equal(psql(db, "SELECT count(*) FROM charges WHERE idempotency_key LIKE 'pg-pool-%'"), String(KEYS));
+      assert.equal(psql(db, "SELECT count(*) FROM ledger WHERE tool = 'charge_account' AND executions = 1"), String(KEYS));
+    });
+  });
+
 // Where the test-only crash switch kills the first keel, and what the retry on a second keel
 // (another instance on the same database) must see.
 const CRASHES = [
