@@ -184,6 +184,12 @@ std::unique_ptr<PgDatabase> PgDatabase::Connect(const std::string& url, std::str
     with_timeout += (url.find('?') == std::string::npos ? "?" : "&") +
                     std::string("connect_timeout=") + std::to_string(kConnectTimeoutS);
   }
+  // Operators tell keel's connections from other clients' in pg_stat_activity (and size
+  // --db-connections against them); a URL that names itself keeps its name.
+  if (url.find("application_name=") == std::string::npos) {
+    with_timeout += (with_timeout.find('?') == std::string::npos ? "?" : "&") +
+                    std::string("fallback_application_name=keel");
+  }
   PGconn* conn = PQconnectdb(with_timeout.c_str());
   if (conn == nullptr) {
     *error = "cannot allocate a PostgreSQL connection";

@@ -82,6 +82,23 @@ TEST_CASE(
   CHECK(db->Exec("SELECT 1") == "");
 }
 
+TEST_CASE("DIST-3 keel's PostgreSQL connections are named keel unless the URL names them",
+          "[ledger][DIST-3]") {
+  if (std::getenv("KEEL_TEST_POSTGRES_URL") == nullptr) return;
+  keel::LedgerFile file("postgres");
+  auto name = [](keel::Database& db) {
+    keel::Statement read = db.Prepare("SELECT current_setting('application_name')");
+    REQUIRE(read.Step());
+    return read.Text(0);
+  };
+  CHECK(name(*file.Open()) == "keel");
+  std::string error;
+  auto named = keel::Database::Open(file.path() + "&application_name=keel_eu_1", &error);
+  INFO(error);
+  REQUIRE(named != nullptr);
+  CHECK(name(*named) == "keel_eu_1");
+}
+
 TEST_CASE("DIST-3 a transaction whose PostgreSQL connection was lost never goes on outside it",
           "[ledger][DIST-3]") {
   if (std::getenv("KEEL_TEST_POSTGRES_URL") == nullptr) return;
