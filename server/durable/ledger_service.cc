@@ -165,7 +165,8 @@ LedgerService::Lease LedgerService::Borrow(std::chrono::milliseconds wait) {
       return Lease(this, pooled, job);
     }
     if (all_.size() + opening_ < options_.connections) break;
-    if (returned_.wait_until(lock, deadline) == std::cv_status::timeout && idle_.empty()) {
+    if (returned_.wait_until(lock, deadline) == std::cv_status::timeout && idle_.empty() &&
+        all_.size() + opening_ >= options_.connections) {
       throw SqliteError(SQLITE_BUSY,
                         "all " + std::to_string(options_.connections) +
                             " database connections (--db-connections) were in use for " +

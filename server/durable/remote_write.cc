@@ -95,14 +95,14 @@ Json StillRunning(const LedgerRecord& row, const std::string& tool, const std::s
   return LedgerAnswer(std::move(outcome), tool, key);
 }
 
-// Whether the claimant `owner` surely runs no more (never `self`): by the registry of
-// instances when the database spans machines, by its pid otherwise.
 // The ledger on a connection borrowed for one statement: `book()->Claim(...)`.
 struct Book {
   LedgerService::Lease lease;
   MutationLedger* operator->() const { return &lease.ledger(); }
 };
 
+// Whether the claimant `owner` surely runs no more (never `self`): by the registry of
+// instances when the database spans machines, by its pid otherwise.
 bool ClaimantGone(LedgerService& ledger, const std::string& owner, const std::string& self) {
   if (owner == self) return false;
   return ledger.spans_machines() ? ledger.OwnerGone(owner) : LedgerOwnerGone(owner, self);
