@@ -106,7 +106,7 @@ CommandOutcome RunAdminInstances(const CliOptions& flags, std::ostream& err) {
 CommandOutcome RunPolicyCheck(const CliOptions& flags, std::ostream& err) {
   const LoadedPolicy loaded = LoadPolicyFile(flags.policy_check_file);
   for (const std::string& problem : loaded.problems) err << "keel: policy: " << problem << "\n";
-  if (!loaded.policy) return {kExitConfig, ""};
+  if (!loaded.policy) return {loaded.unreadable ? kExitNoInput : kExitConfig, ""};
   return {0, "policy " + flags.policy_check_file + " is valid (version " + loaded.policy->version +
                  ")\n"};
 }

@@ -20,7 +20,7 @@ ServeConfig LoadServeConfig(const CliOptions& flags, std::ostream& err) {
     LoadedPolicy loaded = LoadPolicyFile(flags.policy_file);
     for (const std::string& problem : loaded.problems) err << "keel: policy: " << problem << "\n";
     if (!loaded.policy) {
-      config.exit_code = kExitConfig;
+      config.exit_code = loaded.unreadable ? kExitNoInput : kExitConfig;
       return config;
     }
     config.policy = std::move(loaded.policy);
@@ -33,7 +33,7 @@ ServeConfig LoadServeConfig(const CliOptions& flags, std::ostream& err) {
   }
   for (const std::string& problem : catalog.problems) err << "keel: catalog: " << problem << "\n";
   if (!catalog.ok()) {
-    config.exit_code = kExitConfig;
+    config.exit_code = catalog.unreadable ? kExitNoInput : kExitConfig;
     return config;
   }
   config.catalog = std::move(catalog.catalog);

@@ -4,7 +4,8 @@
 // catalog (--catalog FILE, else the built-in demo catalog).
 //
 // Thread: the main thread, at start-up.
-// Invariant: without exit_code, policy and catalog are both set. With it (kExitConfig, 78),
+// Invariant: without exit_code, policy and catalog are both set. With it (kExitNoInput, 66,
+// when a named file cannot be read at all; kExitConfig, 78, when one was read and refused),
 // every problem found has been written to the error stream, one "keel: policy: ..." or
 // "keel: catalog: ..." line each.
 #pragma once

@@ -105,6 +105,9 @@ struct CatalogLoad {
   // Worth telling the operator, not worth refusing the file (LoadCatalogFile: a directory
   // mount whose root does not exist yet). Printed with the problems, either way.
   std::vector<std::string> warnings;
+  // The file itself could not be read (missing, a directory, no permission): keel exits 66
+  // (EX_NOINPUT) for that, 78 for a file it read and refused.
+  bool unreadable = false;
   bool ok() const { return catalog.has_value(); }
 };
 

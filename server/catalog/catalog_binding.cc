@@ -1,5 +1,7 @@
 #include "server/catalog/catalog_binding.h"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -44,12 +46,17 @@ CatalogLoad LoadCatalogFile(const std::string& path, CatalogMode mode) {
   if (path.empty()) return LoadCatalog(BuiltinCatalogJson());
   std::error_code error;
   const std::filesystem::path base = std::filesystem::absolute(path, error).parent_path();
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
   if (in) text << in.rdbuf();
-  if (!in || in.bad()) {
+  if (!in || in.bad() || std::filesystem::is_directory(path, error)) {
+    const int error_number = std::filesystem::is_directory(path, error) ? EISDIR : errno;
     CatalogLoad failed;
-    failed.problems.push_back(path + ": cannot be read");
+    failed.unreadable = true;
+    failed.problems.push_back(
+        path + ": cannot be read" +
+        (error_number != 0 ? " (" + std::string(std::strerror(error_number)) + ")" : ""));
     return failed;
   }
   CatalogLoad load = LoadCatalog(text.str(), mode);

@@ -1,5 +1,8 @@
 #include "server/policy/policy_loader.h"
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -9,13 +12,19 @@ namespace keel {
 
 LoadedPolicy LoadPolicyFile(const std::string& path) {
   LoadedPolicy loaded;
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    loaded.problems.push_back(path + ": cannot read the policy file");
+  std::ostringstream text;
+  if (in) text << in.rdbuf();
+  std::error_code error;
+  if (!in || in.bad() || std::filesystem::is_directory(path, error)) {
+    const int error_number = std::filesystem::is_directory(path, error) ? EISDIR : errno;
+    loaded.unreadable = true;
+    loaded.problems.push_back(
+        path + ": cannot read the policy file" +
+        (error_number != 0 ? " (" + std::string(std::strerror(error_number)) + ")" : ""));
     return loaded;
   }
-  std::ostringstream text;
-  text << in.rdbuf();
   PolicyParseResult parsed = ParsePolicy(text.str());
   if (!parsed.policy) {
     loaded.problems = std::move(parsed.problems);
