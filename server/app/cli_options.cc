@@ -13,6 +13,7 @@
 
 #include "ledger/database.h"
 #include "server/app/exit_codes.h"
+#include "server/app/usage_error.h"
 
 namespace keel {
 namespace {
@@ -485,7 +486,7 @@ std::optional<int> ParseArgv(CLI::App& app, int argc, const char* const* argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
+    std::cerr << UsageErrorText(app, e, argc, argv);
     return kExitUsage;
   }
   return std::nullopt;

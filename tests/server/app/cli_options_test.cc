@@ -6,14 +6,18 @@
 #include <stdlib.h>
 
 #include <initializer_list>
+#include <iostream>
 #include <optional>
+#include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
 
 #include "fakes/temp_dir.h"
+#include "server/app/usage_error.h"
 
 namespace cli_options_test {
 
@@ -339,3 +343,77 @@ TEST_CASE(
 }
 
 }  // namespace cli_options_test
+
+namespace cli_usage_errors_test {
+
+namespace {
+
+using cli_options_test::CleanKeelEnv;
+
+// What ParseCommandLine wrote to std::cerr while parsing `keel <args...>`, and its exit code.
+std::pair<int, std::string> ParseErr(std::initializer_list<std::string> args) {
+  std::vector<std::string> storage{"keel"};
+  storage.insert(storage.end(), args.begin(), args.end());
+  std::vector<const char*> argv;
+  for (const std::string& a : storage) argv.push_back(a.c_str());
+  std::ostringstream captured;
+  std::streambuf* saved = std::cerr.rdbuf(captured.rdbuf());
+  const keel::CliParse parse = keel::ParseCommandLine(static_cast<int>(argv.size()), argv.data());
+  std::cerr.rdbuf(saved);
+  return {parse.exit_code.value_or(-1), captured.str()};
+}
+
+}  // namespace
+
+TEST_CASE(
+    "a misspelt flag is named with the nearest known one, and its value is not a second error") {
+  CleanKeelEnv env;
+  const auto [code, err] = ParseErr({"--catlog", "x.json"});
+  CHECK(code == 64);
+  CHECK(err.find("keel: unknown flag --catlog (did you mean --catalog?)") != std::string::npos);
+  CHECK(err.find("x.json") == std::string::npos);
+  CHECK(err.find("Run with --help for more information.") != std::string::npos);
+}
+
+TEST_CASE("a misspelt flag given with = gets the suggestion too") {
+  CleanKeelEnv env;
+  const auto [code, err] = ParseErr({"--max-inflihgt=8"});
+  CHECK(code == 64);
+  CHECK(err.find("unknown flag --max-inflihgt (did you mean --max-inflight?)") !=
+        std::string::npos);
+}
+
+TEST_CASE("a flag near no known one gets no suggestion, and a stray argument is named") {
+  CleanKeelEnv env;
+  auto [code, err] = ParseErr({"--zzzzzzzzzz"});
+  CHECK(code == 64);
+  CHECK(err.find("keel: unknown flag --zzzzzzzzzz\n") != std::string::npos);
+  std::tie(code, err) = ParseErr({"stray"});
+  CHECK(code == 64);
+  CHECK(err.find("keel: unexpected argument stray") != std::string::npos);
+}
+
+TEST_CASE(
+    "a bad value from a KEEL_ variable names the variable, one from the command line does not") {
+  CleanKeelEnv env;
+  env.Set("KEEL_WORKERS", "abc");
+  auto [code, err] = ParseErr({});
+  CHECK(code == 64);
+  CHECK(err.find("--workers") != std::string::npos);
+  CHECK(err.find("(from the environment variable KEEL_WORKERS)") != std::string::npos);
+  std::tie(code, err) = ParseErr({"--workers", "xyz"});
+  CHECK(code == 64);
+  CHECK(err.find("--workers") != std::string::npos);
+  CHECK(err.find("KEEL_WORKERS") == std::string::npos);
+}
+
+TEST_CASE("FlagDistance counts one edit for a letter dropped, added, changed or two swapped") {
+  CHECK(keel::FlagDistance("--catalog", "--catalog") == 0);
+  CHECK(keel::FlagDistance("--catlog", "--catalog") == 1);
+  CHECK(keel::FlagDistance("--catallog", "--catalog") == 1);
+  CHECK(keel::FlagDistance("--cetalog", "--catalog") == 1);
+  CHECK(keel::FlagDistance("--ctaalog", "--catalog") == 1);
+  CHECK(keel::FlagDistance("--db", "--http") == 4);
+}
+
+}  // namespace cli_usage_errors_test

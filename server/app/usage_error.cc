@@ -1,0 +1,133 @@
+#include "server/app/usage_error.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+namespace keel {
+
+namespace {
+
+// Every long flag of `app` and of its subcommands, with dashes ("--catalog").
+void CollectFlags(const CLI::App& app, std::vector<std::string>* flags) {
+  for (const CLI::Option* option : app.get_options()) {
+    for (const std::string& name : option->get_lnames()) flags->push_back("--" + name);
+  }
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    CollectFlags(*sub, flags);
+  }
+}
+
+// The known flag nearest to `unknown`, or empty when none is near enough to be a typo.
+std::string Nearest(const CLI::App& app, const std::string& unknown) {
+  std::vector<std::string> flags;
+  CollectFlags(app, &flags);
+  std::string best;
+  size_t best_distance = 0;
+  for (const std::string& flag : flags) {
+    size_t distance = FlagDistance(unknown, flag);
+    // A flag cut short ("--max-in") is as near as a one-letter typo.
+    if (unknown.size() >= 5 && flag.rfind(unknown, 0) == 0)
+      distance = std::min<size_t>(distance, 1);
+    if (best.empty() || distance < best_distance) {
+      best = flag;
+      best_distance = distance;
+    }
+  }
+  const size_t allowed = unknown.size() <= 6 ? 1 : 2;
+  return best_distance <= allowed ? best : std::string();
+}
+
+std::string ExtrasText(const CLI::App& app, const std::vector<std::string>& extras) {
+  std::string text;
+  bool after_unknown_flag = false;
+  for (const std::string& arg : extras) {
+    if (arg.rfind("--", 0) == 0 && arg.size() > 2) {
+      const std::string name = arg.substr(0, arg.find('='));
+      const std::string nearest = Nearest(app, name);
+      text += "keel: unknown flag " + name;
+      if (!nearest.empty()) text += " (did you mean " + nearest + "?)";
+      text += "\n";
+      after_unknown_flag = arg.find('=') == std::string::npos;
+      continue;
+    }
+    if (after_unknown_flag) {
+      after_unknown_flag = false;  // most likely the unknown flag's value
+      continue;
+    }
+    text += "keel: unexpected argument " + arg + "\n";
+  }
+  return text;
+}
+
+// "--workers: Value abc not in range 0 to 1024" -> the option named at its start, if any.
+const CLI::Option* OptionNamedIn(const CLI::App& app, const std::string& message) {
+  if (message.rfind("--", 0) != 0) return nullptr;
+  const size_t end = message.find_first_of(": ");
+  const std::string name = message.substr(0, end);
+  std::vector<const CLI::App*> apps = {&app};
+  for (size_t i = 0; i < apps.size(); ++i) {
+    for (const CLI::Option* option : apps[i]->get_options()) {
+      for (const std::string& lname : option->get_lnames()) {
+        if ("--" + lname == name) return option;
+      }
+    }
+    for (const CLI::App* sub : apps[i]->get_subcommands([](const CLI::App*) { return true; })) {
+      apps.push_back(sub);
+    }
+  }
+  return nullptr;
+}
+
+bool OnCommandLine(const CLI::Option& option, int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    for (const std::string& lname : option.get_lnames()) {
+      const std::string flag = "--" + lname;
+      if (arg == flag || arg.rfind(flag + "=", 0) == 0) return true;
+    }
+    for (const std::string& sname : option.get_snames()) {
+      if (arg.rfind("-" + sname, 0) == 0) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+size_t FlagDistance(const std::string& a, const std::string& b) {
+  // Optimal string alignment distance, two rows of the classic table plus the one before.
+  std::vector<size_t> before(b.size() + 1), previous(b.size() + 1), current(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) previous[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    current[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      current[j] = std::min({previous[j] + 1, current[j - 1] + 1, substitution});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        current[j] = std::min(current[j], before[j - 2] + 1);
+      }
+    }
+    before = previous;
+    previous = current;
+  }
+  return previous[b.size()];
+}
+
+std::string UsageErrorText(const CLI::App& app, const CLI::ParseError& error, int argc,
+                           const char* const* argv) {
+  const std::string more = "Run with --help for more information.\n";
+  if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
+    const std::string text = ExtrasText(app, app.remaining(true));
+    if (!text.empty()) return text + more;
+  }
+  std::string text = "keel: " + std::string(error.what());
+  const CLI::Option* option = OptionNamedIn(app, error.what());
+  if (option != nullptr && !option->get_envname().empty() && !OnCommandLine(*option, argc, argv)) {
+    const char* value = std::getenv(option->get_envname().c_str());
+    if (value != nullptr) text += " (from the environment variable " + option->get_envname() + ")";
+  }
+  return text + "\n" + more;
+}
+
+}  // namespace keel
