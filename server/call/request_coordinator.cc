@@ -12,6 +12,19 @@
 namespace keel {
 namespace {
 
+// The setting that set a timed-out call's limit, as the operator writes it.
+std::string TimeoutSetting(TimeoutSource source, bool max) {
+  switch (source) {
+    case TimeoutSource::kFlags:
+      return max ? "--max-timeout" : "--idle-timeout";
+    case TimeoutSource::kCatalog:
+      return max ? "the catalog's timeouts.maxMs" : "the catalog's timeouts.idleMs";
+    case TimeoutSource::kPolicyFile:
+      break;
+  }
+  return max ? "the --policy file's timeouts.max_ms" : "the --policy file's timeouts.idle_ms";
+}
+
 // Whole numbers go out as JSON integers ("3", not "3.0"), which is what clients expect.
 Json JsonNumber(double value) {
   constexpr double kMaxExactInteger = 9007199254740992.0;  // 2^53
@@ -348,13 +361,14 @@ void RequestCoordinator::OnTimeout(Entry& entry, uint64_t generation, TimePoint 
   const long long elapsed_ms = ToMillis(now - entry.accepted);
   const long long limit_ms = ToMillis(max ? entry.limits.max : entry.limits.idle);
   const std::string correlation_id = CorrelationId(generation);
-  const std::string max_source = entry.task ? "the task's ttl" : "--max-timeout";
+  const std::string source =
+      max && entry.task ? "the task's ttl" : TimeoutSetting(entry.limits.source, max);
   const std::string text =
       max ? "Tool '" + entry.identity.tool_name + "' timed out: it ran past its maximum of " +
-                std::to_string(limit_ms) + " ms (" + max_source + ") and was cancelled after " +
+                std::to_string(limit_ms) + " ms (" + source + ") and was cancelled after " +
                 std::to_string(elapsed_ms) + " ms. correlation_id " + correlation_id
           : "Tool '" + entry.identity.tool_name + "' timed out: it reported no progress for " +
-                std::to_string(limit_ms) + " ms (--idle-timeout) and was cancelled after " +
+                std::to_string(limit_ms) + " ms (" + source + ") and was cancelled after " +
                 std::to_string(elapsed_ms) + " ms. correlation_id " + correlation_id;
   Json error = {{"type", "timeout"},
                 {"layer", max ? "max" : "idle"},

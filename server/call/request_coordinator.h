@@ -55,6 +55,7 @@
 #include "server/call/call_control.h"
 #include "server/call/call_identity.h"
 #include "server/call/settlement.h"
+#include "server/policy/policy_types.h"
 #include "server/runtime/clock.h"
 #include "server/transport/output_router.h"
 #include "server/transport/output_sink.h"
@@ -67,6 +68,8 @@ using Json = nlohmann::json;
 struct CallLimits {
   Duration idle = Millis(30000);
   Duration max = Millis(55000);
+  // Named in a timeout's text: the setting an operator changes to change the limit.
+  TimeoutSource source = TimeoutSource::kFlags;
 };
 
 class RequestCoordinator {

@@ -10,7 +10,10 @@ ToolPolicy EffectivePolicy(const Policy& policy, const ToolSpec& spec, bool shad
     effective = named->second;
   } else {
     effective = policy.defaults;
-    if (spec.timeouts) effective.timeouts = *spec.timeouts;
+    if (spec.timeouts) {
+      effective.timeouts = *spec.timeouts;
+      effective.timeouts.source = TimeoutSource::kCatalog;
+    }
     if (spec.retry) {
       effective.retry = *spec.retry;
     } else if (spec.effect == EffectClass::kExpensiveRead) {
@@ -26,6 +29,7 @@ Policy BuiltinPolicyWithTimeouts(int64_t idle_ms, int64_t max_ms) {
   Policy policy = DefaultPolicy();
   policy.defaults.timeouts.idle_ms = idle_ms;
   policy.defaults.timeouts.max_ms = max_ms;
+  policy.defaults.timeouts.source = TimeoutSource::kFlags;
   policy.defaults.timeouts.attempt_ms =
       std::min<int64_t>(policy.defaults.timeouts.attempt_ms, max_ms);
   return policy;

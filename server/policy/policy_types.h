@@ -53,10 +53,18 @@ struct RetryBudgetSettings {
   double burst = 10;   // tokens the bucket holds; it starts full
 };
 
+// Where a tool's timeouts were set, so that a timeout's text names the setting to change.
+enum class TimeoutSource {
+  kPolicyFile,  // a --policy file (its defaults, or the tool's own section)
+  kFlags,       // --idle-timeout and --max-timeout (the built-in policy)
+  kCatalog,     // the tool's catalog entry (timeouts.idleMs, timeouts.maxMs)
+};
+
 struct TimeoutSettings {
   int64_t idle_ms = 30000;     // no progress this long ends the call (0 = no idle clock)
   int64_t max_ms = 55000;      // the call in all (the call budget), queued time included
   int64_t attempt_ms = 10000;  // one attempt against the backend
+  TimeoutSource source = TimeoutSource::kPolicyFile;  // not read from nor written to a file
 };
 
 // How a breaker applies its decisions (resilience4j's manual states, reference/resilience.md

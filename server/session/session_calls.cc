@@ -44,8 +44,8 @@ void Session::AdmitCall(const RequestContext& request, Tool& tool, Json argument
     const Json result = FilterCallResult(ctx.identity(), BoundedResult(tool.Call(ctx), spec.name));
     return Out(request.exchange).SendResponse(EncodeCallResult(ctx.identity(), result));
   }
-  const CallLimits limits{Millis(call.policy.timeouts.idle_ms),
-                          Millis(call.policy.timeouts.max_ms)};
+  const CallLimits limits{Millis(call.policy.timeouts.idle_ms), Millis(call.policy.timeouts.max_ms),
+                          call.policy.timeouts.source};
   // What a task made of this call after --task-after stores as its request (copied only
   // when that may happen; a BecomeTask on the worker sends its own).
   const bool promote_later = may_become_task && options_.task_after > Duration::zero();

@@ -73,7 +73,7 @@ std::optional<uint64_t> Session::StartTaskWork(const TaskRecord& task, Json prog
   if (shutting_down_) return std::nullopt;
   Tool* tool = tools_.Find(task.tool);  // checked when the task was created
   ToolPolicy policy = EffectivePolicy(*policy_, tool->spec(), options_.shadow);
-  CallLimits limits{Millis(policy.timeouts.idle_ms), kNoMaximum};
+  CallLimits limits{Millis(policy.timeouts.idle_ms), kNoMaximum, policy.timeouts.source};
   if (task.ttl_ms) limits.max = Millis(*task.ttl_ms);
   // The task's identity: its key is the one admission computed when the task was created.
   CallIdentity identity;
