@@ -47,6 +47,12 @@ std::optional<int> SetUpProcess(const CliOptions& flags, ProcessIo* io) {
     std::cerr << "keel: cannot open log file " << flags.log_file << ": " << error << "\n";
     return kExitCantCreate;
   }
+  if (isatty(STDIN_FILENO) == 1) {
+    // Started by hand: without this keel would wait in silence for JSON-RPC.
+    std::cerr << "keel: reading MCP messages (JSON-RPC, one per line) from this terminal; an MCP "
+                 "host normally starts keel (see the README's Host configuration). Ctrl-D ends. "
+                 "keel --help lists the flags.\n";
+  }
   if (!TakeProtocolFds(&io->in, &io->out) || (io->signal_fd = InstallSignalPipe()) < 0) {
     spdlog::critical("cannot set up stdio: {}", std::strerror(errno));
     return kExitSoftware;
