@@ -423,6 +423,24 @@ TimeoutOptions AddServeOptions(CLI::App& app, CliOptions& o) {
   return timeouts;
 }
 
+// `keel catalog check FILE [--path PATH]`.
+void AddCatalogCommand(CLI::App& app, CliOptions& o) {
+  CLI::App* catalog =
+      app.add_subcommand("catalog", "Check a tool catalog file (keel does not serve)");
+  catalog->fallthrough();
+  CLI::App* check = catalog->add_subcommand(
+      "check",
+      "Validate a catalog as keel does at start-up (fields, schemas, commands found and "
+      "executable, every tool bound; with --policy, the policy too); exit 0, 66 (unreadable) "
+      "or 78 listing every problem");
+  check->fallthrough();
+  check->add_option("file", o.catalog_check_file, "The catalog file")->required();
+  check->add_option("--path", o.catalog_check_path,
+                    "Look bare program names up in this PATH (the one the host starts keel "
+                    "with, e.g. /usr/bin:/bin) instead of this shell's");
+  catalog->require_subcommand(1);
+}
+
 // `keel policy show [--previous]` and `keel policy check FILE`.
 void AddPolicyCommand(CLI::App& app, CliOptions& o) {
   CLI::App* policy =
@@ -555,6 +573,7 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
   app.option_defaults()->always_capture_default();
   const TimeoutOptions timeouts = AddServeOptions(app, o);
   AddPolicyCommand(app, o);
+  AddCatalogCommand(app, o);
   AddTraceCommand(app, o);
   AddAdminCommand(app, o);
 

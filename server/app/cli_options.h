@@ -6,8 +6,8 @@
 // command line and the environment, and fills only options that neither set.
 //
 // One CLI11 app holds the options of `keel` that serves and one subcommand per operator
-// command (`policy`, `trace`, `admin`; operator_commands.h runs them), each added by its own
-// function in cli_options.cc.
+// command (`policy`, `catalog`, `trace`, `admin`; operator_commands.h runs them), each added by its
+// own function in cli_options.cc.
 //
 // Exit codes follow sysexits.h: 64 bad usage, 66 config file missing, 78 bad config.
 #pragma once
@@ -79,6 +79,9 @@ struct CliOptions {
   std::string policy_command;  // "", "show" or "check"
   bool policy_previous = false;
   std::string policy_check_file;
+  // `keel catalog check FILE [--path PATH]`: instead of serving (catalog_check.h).
+  std::string catalog_check_file;
+  std::optional<std::string> catalog_check_path;  // nullopt: this process's PATH
   // `keel trace summary FILE` (OBS-2): instead of serving.
   std::string trace_summary_file;
   // Per-attempt trace (OBS-1): JSON lines appended to this file; empty = none.

@@ -14,6 +14,7 @@
 #include "ledger/instance_registry.h"
 #include "ledger/kill_switch.h"
 #include "protocol/iso_time.h"
+#include "server/app/catalog_check.h"
 #include "server/app/exit_codes.h"
 #include "server/durable/ledger_service.h"
 #include "server/durable/policy_store.h"
@@ -137,13 +138,15 @@ CommandOutcome RunTraceSummary(const CliOptions& flags) {
 
 bool IsOperatorCommand(const CliOptions& flags) {
   return !flags.admin_block_writes.empty() || flags.admin_instances ||
-         !flags.policy_command.empty() || !flags.trace_summary_file.empty();
+         !flags.policy_command.empty() || !flags.trace_summary_file.empty() ||
+         !flags.catalog_check_file.empty();
 }
 
 CommandOutcome RunOperatorCommand(const CliOptions& flags, std::ostream& err) {
   if (!flags.admin_block_writes.empty()) return RunAdminBlockWrites(flags, err);
   if (flags.admin_instances) return RunAdminInstances(flags, err);
   if (flags.policy_command == "check") return RunPolicyCheck(flags, err);
+  if (!flags.catalog_check_file.empty()) return RunCatalogCheck(flags, err);
   if (!flags.policy_command.empty()) return RunPolicyShow(flags, err);
   return RunTraceSummary(flags);
 }

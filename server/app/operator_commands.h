@@ -1,4 +1,5 @@
-// Operator commands: `keel admin block-writes on|off|status`, `keel policy check FILE`,
+// Operator commands: `keel admin block-writes on|off|status`, `keel catalog check FILE`
+// (catalog_check.h), `keel policy check FILE`,
 // `keel policy show [--previous]` and `keel trace summary FILE`. They do not serve: run once
 // from a shell, they answer on stdout (the protocol streams are never set up), report
 // problems on stderr as "keel: ..." lines, and exit.

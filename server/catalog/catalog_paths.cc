@@ -2,10 +2,35 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
 namespace keel {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The PATH posix_spawnp searches: keel's own (glibc's default when it is unset).
+std::string SearchPath() {
+  const char* path = std::getenv("PATH");
+  return path != nullptr ? path : "/bin:/usr/bin";
+}
+
+// True when `name` (no '/') names an executable file in a directory of `search` (an empty
+// entry is the current directory, as for posix_spawnp).
+bool OnPath(const std::string& name, const std::string& search) {
+  size_t start = 0;
+  while (start <= search.size()) {
+    const size_t end = std::min(search.find(':', start), search.size());
+    const std::string dir = end > start ? search.substr(start, end - start) : ".";
+    const fs::path candidate = fs::path(dir) / name;
+    std::error_code error;
+    if (fs::is_regular_file(candidate, error) && access(candidate.c_str(), X_OK) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
 
 // `path` against `base`; empty stays empty.
 std::string Absolute(const fs::path& base, const std::string& path) {
@@ -25,7 +50,18 @@ void ResolveCommand(const fs::path& base, CommandSpec& run, const std::string& w
     return;
   }
   auto check_program = [&](const std::string& program, const std::string& field) {
-    if (program.find('/') == std::string::npos) return;  // looked up in PATH when run
+    if (program.find('/') == std::string::npos) {
+      // Looked up in keel's PATH when run: a name not found now would fail every call.
+      const std::string search = SearchPath();
+      if (!OnPath(program, search)) {
+        problems->push_back(where + "." + field + "[0]: " + program +
+                            " is not an executable file in any directory of keel's PATH (" +
+                            search +
+                            "); hosts start keel with a short PATH: give the program's "
+                            "absolute path");
+      }
+      return;
+    }
     fs::path full(program);
     if (full.is_relative()) full = fs::path(run.cwd) / full;
     if (access(full.c_str(), X_OK) != 0) {

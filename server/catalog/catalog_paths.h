@@ -4,8 +4,10 @@
 // resource's `file` and `directory`, a prompt image's `file`.
 //
 // What is checked here, and why the line falls where it does:
-//  - commands are code: each command's cwd must be a directory and a command[0] with a '/'
-//    an executable file, now (a typo is a start-up error, not a failing call hours later);
+//  - commands are code: each command's cwd must be a directory, a command[0] with a '/' an
+//    executable file, and a bare command[0] an executable file in a directory of keel's PATH
+//    (what posix_spawnp will search), now: a typo, or a program outside the short PATH hosts
+//    start keel with, is a start-up error, not a failing call hours later;
 //  - files are data: a resource's file and an image file are neither read nor stat'ed here,
 //    so a catalog may name files created after keel starts; a missing one is an error of the
 //    read that needs it. A directory mount whose root does not exist is a warning only.

@@ -17,7 +17,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -945,12 +945,19 @@ test('output that does not match the outputSchema (or is not JSON, or not JSON u
   assert.deepEqual(good.result.structuredContent, { count: 3 });
 });
 
-test('a program that is not in PATH cannot start: command_not_started, rejected_permanent with effect none, 1 attempt; keel keeps serving (RET-1)', async (t) => {
+test('a program gone since start-up cannot start: command_not_started, rejected_permanent with effect none, 1 attempt; keel keeps serving (RET-1)', async (t) => {
   const dir = freshDir(t, 'keel-cmd-nostart-');
+  // A bare name found on keel's PATH at start-up (start-up refuses one that is not), then
+  // removed before the call.
+  const bin = join(dir, 'bin');
+  mkdirSync(bin);
+  const program = join(bin, 'keel-interop-soon-gone');
+  writeFileSync(program, '#!/bin/sh\necho ran\n', { mode: 0o755 });
   const k = await startCommandKeel(t, dir, [tool('nostart', {
     retry: { maxAttempts: 3, ...FAST_RETRY },
-    run: { command: ['keel-interop-no-such-program'] },
-  })]);
+    run: { command: ['keel-interop-soon-gone'] },
+  })], { env: { PATH: `${bin}:${process.env.PATH}` } });
+  rmSync(program);
   const response = await call(k, 'nostart');
   const error = errorOf(response);
   assert.equal(response.result?.isError, true, show(response));
@@ -986,6 +993,14 @@ test('a catalog with bad run fields makes keel exit 78 listing every problem on 
   assert.match(r.stderr, /tools\[1\] \(no_command\)\.run\.command: is required/);
   assert.match(r.stderr, /tools\[2\] \(bad_ref\)\.run\.command\[1\]: \{nope\} must name a property listed in inputSchema's "required"/);
   assert.match(r.stderr, /tools\[3\] \(read_lookup\)\.run\.lookup: applies to writes only/);
+});
+
+test('a catalog whose run.command names a program not on keel\'s PATH makes keel exit 78 naming the PATH searched (DC-1)', (t) => {
+  const r = startWithCatalog(t, [tool('nowhere', { run: { command: ['keel-interop-no-such-program'] } })]);
+  assert.equal(r.status, 78, `exit ${r.status}; stderr: ${r.stderr}`);
+  assert.equal(r.stdout, '', 'nothing on the protocol stream');
+  assert.ok(r.stderr.includes(`tools[0] (nowhere).run.command[0]: keel-interop-no-such-program is not an executable file in any directory of keel's PATH (${process.env.PATH})`), r.stderr);
+  assert.match(r.stderr, /give the program's absolute path/);
 });
 
 test('a catalog whose run.command names a program that does not exist makes keel exit 78 naming the path (DC-1)', (t) => {
