@@ -132,7 +132,8 @@ int Serve(const CliOptions& flags) {
                       .no_stdio = flags.no_stdio,
                       .surface = std::move(surface),
                       .upstream = wrap.link,
-                      .upstream_tools = std::move(upstream_tools)},
+                      .upstream_tools = std::move(upstream_tools),
+                      .identity = config.catalog->server},
                      std::move(task_store));
   return server.Run();
 }

@@ -22,8 +22,10 @@
 namespace keel {
 namespace {
 
-// keel wrap: what the session says of the wrapped server.
-SessionOptions WithUpstream(SessionOptions options, const UpstreamLink* upstream) {
+// keel wrap: what the session says of the wrapped server; and how keel introduces itself.
+SessionOptions WithUpstream(SessionOptions options, const UpstreamLink* upstream,
+                            ServerIdentity identity) {
+  options.identity = std::move(identity);
   if (upstream != nullptr) {
     options.upstream_instructions = upstream->info().instructions;
     options.tools_follow_upstream = true;
@@ -50,7 +52,7 @@ StdioServer::StdioServer(ServeParts parts, std::unique_ptr<TaskStoreThread> task
           loop_, transport_ ? static_cast<OutputSink&>(*transport_) : null_sink_,
           parts_.tools.registry, pool_,
           WithUpstream(SessionOptionsFor(parts_.flags, parts_.owner, parts_.ledger, parts_.trace),
-                       parts_.upstream.get()),
+                       parts_.upstream.get(), parts_.identity),
           task_store_.get()),
       reaper_(loop_, pool_, parts_.ledger),
       signals_({.reload_policy = [this] { ReloadPolicy(); },

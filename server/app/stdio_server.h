@@ -74,6 +74,8 @@ struct ServeParts {
   // keel wrap: follows the upstream's tool list into `tools` (invariant 6). Null: the tools
   // stay those of start-up.
   std::shared_ptr<UpstreamToolSync> upstream_tools;
+  // The catalog's `server` section (how keel introduces itself); empty: keel's own.
+  ServerIdentity identity;
 };
 
 class StdioServer {

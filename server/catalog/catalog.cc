@@ -21,6 +21,9 @@ namespace {
 // (schemas nest at most 64 schema levels): inputSchema "default" and "examples" values are
 // free JSON, and a tools/list line carries them whole.
 constexpr int kMaxCatalogDepth = kMaxJsonDepth;
+// The server section's strings (serverInfo's name, title and version; the instructions).
+constexpr size_t kMaxServerNameBytes = 256;
+constexpr size_t kMaxInstructionsBytes = 16384;
 
 // inputSchema / outputSchema: what ToolRegistry::Register and MCP clients demand.
 void CheckObjectSchema(ObjectReader& reader, std::string_view field, bool required) {
@@ -303,6 +306,30 @@ std::string ParseMessage(const Json::exception& e) {
   return end == std::string::npos ? message : message.substr(end + 2);
 }
 
+// The `server` section: each field optional, a non-empty string of bounded length.
+ServerIdentity ReadServerIdentity(ObjectReader& top) {
+  ServerIdentity identity;
+  const Json* section = top.Object("server");
+  if (section == nullptr) return identity;
+  ObjectReader server = top.Nested(*section, "server");
+  server.OnlyFields({"name", "title", "version", "instructions"});
+  auto read = [&server](std::string_view field, size_t max_bytes) -> std::optional<std::string> {
+    std::optional<std::string> value = server.String(field, false);
+    if (!value) return std::nullopt;
+    if (value->empty() || value->size() > max_bytes) {
+      server.Problem(
+          field, "must be a non-empty string of at most " + std::to_string(max_bytes) + " bytes");
+      return std::nullopt;
+    }
+    return value;
+  };
+  identity.name = read("name", kMaxServerNameBytes);
+  identity.title = read("title", kMaxServerNameBytes);
+  identity.version = read("version", kMaxServerNameBytes);
+  identity.instructions = read("instructions", kMaxInstructionsBytes);
+  return identity;
+}
+
 }  // namespace
 
 bool HasInputProperty(const Json& schema, const std::string& name) {
@@ -341,7 +368,8 @@ CatalogLoad LoadCatalog(std::string_view json_text, CatalogMode mode) {
     return load;
   }
   ObjectReader top(root, "catalog", &problems);
-  top.OnlyFields({"tools", "resources", "resourceTemplates", "prompts"});
+  top.OnlyFields({"server", "tools", "resources", "resourceTemplates", "prompts"});
+  ServerIdentity server = ReadServerIdentity(top);
   static const Json kNone = Json::array();
   const Json* sections[4] = {};
   bool serves_something = false;
@@ -362,6 +390,7 @@ CatalogLoad LoadCatalog(std::string_view json_text, CatalogMode mode) {
     return load;
   }
   Catalog catalog;
+  catalog.server = std::move(server);
   catalog.tools = ReadTools(*sections[0], mode, &problems);
   catalog.resources = ReadResources(*sections[1], &problems);
   catalog.resource_templates = ReadResourceTemplates(*sections[2], &problems);

@@ -45,6 +45,7 @@
 #include <nlohmann/json.hpp>
 
 #include "server/catalog/command_spec.h"
+#include "server/catalog/server_identity.h"
 #include "server/catalog/surface_entries.h"
 #include "server/catalog/tool.h"
 #include "server/policy/policy_types.h"
@@ -92,6 +93,7 @@ struct CatalogEntry {
 };
 
 struct Catalog {
+  ServerIdentity server;                                  // the `server` section
   std::vector<CatalogEntry> tools;                        // in file order (the tools/list order)
   std::vector<ResourceEntry> resources;                   // the resources/list order
   std::vector<ResourceTemplateEntry> resource_templates;  // resources/templates/list order

@@ -25,7 +25,9 @@ Session::Session(EventLoop& loop, OutputSink& sink, const ToolRegistry& tools, W
       client_log_(sink, loop.clock()),
       policy_(std::make_shared<const Policy>(BuiltinPolicyWithTimeouts(
           ToMillis(options_.call_limits.idle), ToMillis(options_.call_limits.max)))),
-      stamp_(Implementation{"keel", "keel reliable MCP server", options_.server_version}),
+      stamp_(Implementation{options_.identity.name.value_or("keel"),
+                            options_.identity.title.value_or("keel reliable MCP server"),
+                            options_.identity.version.value_or(options_.server_version)}),
       wall_clock_ms_(wall_clock_ms ? std::move(wall_clock_ms) : WallClockMs) {
   if (options_.state_keys.current.empty()) options_.state_keys = EphemeralStateKeys();
   // A legacy peer's level is its own (LegacyPeer), from its initialize on.

@@ -86,6 +86,7 @@
 #include "server/call/call_runner.h"
 #include "server/call/call_tracer.h"
 #include "server/call/request_coordinator.h"
+#include "server/catalog/server_identity.h"
 #include "server/catalog/tool_registry.h"
 #include "server/input/client_requests.h"
 #include "server/input/input_round.h"
@@ -110,6 +111,9 @@ struct SessionOptions {
   // keel wrap: the wrapped server's own instructions, sent first (its tools are what the
   // model uses); empty: none.
   std::string upstream_instructions;
+  // The catalog's `server` section: serverInfo's name, title and version, and the
+  // instructions (unset: generated, session_instructions.h).
+  ServerIdentity identity;
   // keel wrap: tools/list follows the upstream's, so every era is offered tools.listChanged
   // and told of changes (legacy peers too). Otherwise only a 2026-07-28 listener is, of a
   // policy reload.

@@ -8,25 +8,11 @@
 
 #include "protocol/mcp_envelope.h"
 #include "server/session/session.h"
+#include "server/session/session_instructions.h"
 #include "server/tasks/task_wire.h"
 
 namespace keel {
 namespace {
-
-// What initialize and server/discover tell the model about keel (instructions): the
-// first part in every era, the durable tasks (params.task) only in a legacy one.
-constexpr std::string_view kInstructions =
-    "Tool failures come back as results with isError and, where keel knows more, "
-    "structuredContent.error.type (invalid_arguments, server_busy, timeout) to act on. "
-    "A call that reports no progress for the idle timeout, or runs past the maximum "
-    "timeout, ends with a timeout result. A call cancelled with notifications/cancelled "
-    "is never answered. Mutating tools take an idempotency key (an idempotencyKey "
-    "argument or _meta[\"dev.keel/idempotency-key\"]): retry with the same key and "
-    "arguments and the mutation runs once; ledger_lookup tells what happened to a key.";
-constexpr std::string_view kLegacyTaskInstructions =
-    " Tools marked execution.taskSupport optional or required can run as durable tasks "
-    "(params.task): poll tasks/get, fetch tasks/result, stop them with tasks/cancel; a "
-    "task outlives the connection and a restart of keel.";
 
 // std::visit over a set of lambdas.
 template <typename... Handlers>
@@ -35,23 +21,6 @@ struct Overloaded : Handlers... {
 };
 template <typename... Handlers>
 Overloaded(Handlers...) -> Overloaded<Handlers...>;
-
-constexpr std::string_view kExtensionTaskInstructions =
-    " With the tasks extension declared, tools marked taskSupport required answer with a "
-    "task, and a call still running after a while becomes one: poll tasks/get for its "
-    "result, stop it with tasks/cancel; a task outlives the connection and a restart of "
-    "keel.";
-
-std::string InstructionsFor(const WireForm& wire, const std::string& upstream) {
-  std::string instructions = upstream.empty() ? std::string() : upstream + "\n\n";
-  instructions += kInstructions;
-  if (!IsModern(wire)) {
-    instructions += kLegacyTaskInstructions;
-  } else if (wire.tasks) {
-    instructions += kExtensionTaskInstructions;
-  }
-  return instructions;
-}
 
 bool IsTaskMethod(McpMethod method) {
   return method == McpMethod::kGetTask || method == McpMethod::kCancelTask ||
@@ -156,15 +125,20 @@ void Session::Initialize(const RequestContext& request, const InitializeRequest&
   peer.client_capabilities = initialize.capabilities;
   peer.log_level = options_.client_log_level;
   const WireForm& wire = peer.wire;
-  InitializeResult result = InitializeResultFor(
-      wire, stamp_.server_info(), InstructionsFor(wire, options_.upstream_instructions));
+  InitializeResult result =
+      InitializeResultFor(wire, stamp_.server_info(),
+                          InstructionsFor(wire, options_.upstream_instructions,
+                                          options_.identity.instructions, tools_));
   DeclareSurface(result.capabilities);
   Reply(RequestContext{request.id, request.exchange, request.peer, wire}, ToWire(wire, result));
 }
 
 void Session::Discover(const RequestContext& request) {
-  DiscoverResult result = DiscoverResultFor(
-      request.wire, InstructionsFor(request.wire, options_.upstream_instructions), options_.cache);
+  DiscoverResult result =
+      DiscoverResultFor(request.wire,
+                        InstructionsFor(request.wire, options_.upstream_instructions,
+                                        options_.identity.instructions, tools_),
+                        options_.cache);
   DeclareSurface(result.capabilities);
   Reply(request, ToWire(request.wire, result));
 }

@@ -463,4 +463,37 @@ TEST_CASE("a catalog nested deeper than 128 levels is refused unread", "[catalog
 }
 
 }  // namespace
+TEST_CASE("the server section sets name, title, version and instructions; unset ones stay unset",
+          "[catalog]") {
+  Json catalog = {
+      {"server", {{"name", "acme-ops"}, {"version", "2.3.1"}, {"instructions", "Be careful."}}},
+      {"tools", Json::array({Charge()})}};
+  CatalogLoad load = LoadCatalog(catalog.dump());
+  INFO(Json(load.problems).dump(2));
+  REQUIRE(load.ok());
+  CHECK(load.catalog->server.name == "acme-ops");
+  CHECK_FALSE(load.catalog->server.title.has_value());
+  CHECK(load.catalog->server.version == "2.3.1");
+  CHECK(load.catalog->server.instructions == "Be careful.");
+  CatalogLoad without = LoadCatalog(Json{{"tools", Json::array({Charge()})}}.dump());
+  REQUIRE(without.ok());
+  CHECK_FALSE(without.catalog->server.name.has_value());
+  CHECK_FALSE(without.catalog->server.instructions.has_value());
+}
+
+TEST_CASE("a server section with an unknown field, a wrong type or an empty string is refused",
+          "[catalog]") {
+  RequireOneProblem(ProblemsOf({{"server", {{"nmae", "x"}}}, {"tools", Json::array({Charge()})}}),
+                    "catalog.server.nmae", "unknown field");
+  RequireOneProblem(ProblemsOf({{"server", {{"version", 2}}}, {"tools", Json::array({Charge()})}}),
+                    "catalog.server.version", "string");
+  RequireOneProblem(ProblemsOf({{"server", {{"name", ""}}}, {"tools", Json::array({Charge()})}}),
+                    "catalog.server.name", "non-empty string");
+  RequireOneProblem(ProblemsOf({{"server", {{"instructions", std::string(16385, 'x')}}},
+                                {"tools", Json::array({Charge()})}}),
+                    "catalog.server.instructions", "at most 16384 bytes");
+  RequireOneProblem(ProblemsOf({{"server", "acme"}, {"tools", Json::array({Charge()})}}),
+                    "catalog.server", "object");
+}
+
 }  // namespace keel::catalog_test
