@@ -178,10 +178,10 @@ std::optional<CommandSpec> ReadCommandObject(
   const size_t before = run.problem_count();
   if (with_lookup) {
     run.OnlyFields({"command", "cwd", "env", "output", "exitCodes", "killGraceMs", "maxOutputBytes",
-                    "lookup"});
+                    "stderrTail", "lookup"});
   } else {
-    run.OnlyFields(
-        {"command", "cwd", "env", "output", "exitCodes", "killGraceMs", "maxOutputBytes"});
+    run.OnlyFields({"command", "cwd", "env", "output", "exitCodes", "killGraceMs", "maxOutputBytes",
+                    "stderrTail"});
   }
   CommandSpec spec;
   if (auto argv = ReadArgv(run, "command", allowed)) spec.argv = std::move(*argv);
@@ -202,6 +202,8 @@ std::optional<CommandSpec> ReadCommandObject(
   if (auto v = run.Integer("maxOutputBytes", 1024, kMaxCommandOutputBytes, false)) {
     spec.max_output_bytes = *v;
   }
+  if (auto v = run.Integer("stderrTail", 0, kMaxStderrTailBytes, false))
+    spec.stderr_tail_bytes = *v;
   if (with_lookup) spec.lookup = ReadLookup(run, effect);
   if (run.problem_count() != before) return std::nullopt;
   return spec;

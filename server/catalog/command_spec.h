@@ -61,6 +61,10 @@ struct CommandSpec {
   std::map<int, FailureClass> exit_codes;  // over the defaults of ExitCodeClass
   int64_t kill_grace_ms = 2000;
   int64_t max_output_bytes = 1 << 20;  // stdout and stderr each
+  // stderrTail: at most this many bytes from the end of a failed run's stderr go into its
+  // error text and structuredContent.error.stderr_tail (a nonzero exit or a signal); 0: none,
+  // stderr is only logged (it may hold what an agent should not see).
+  int64_t stderr_tail_bytes = 0;
   std::optional<CommandLookup> lookup;
 };
 
@@ -68,6 +72,7 @@ struct CommandSpec {
 constexpr int64_t kMaxKillGraceMs = 60000;
 constexpr int64_t kMaxCommandOutputBytes = 8 << 20;  // a result line stays under 10 MiB
 constexpr int64_t kMaxLookupTimeoutMs = 600000;
+constexpr int64_t kMaxStderrTailBytes = 65536;
 
 // The failure class of a nonzero exit status: the spec's mapping, else the defaults 75
 // (EX_TEMPFAIL) rejected_transient, 69 (EX_UNAVAILABLE) not_sent, anything else

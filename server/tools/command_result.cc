@@ -2,6 +2,9 @@
 
 #include <string.h>
 
+#include <string>
+#include <string_view>
+
 #include "protocol/bounded_json.h"
 #include "protocol/schema_validator.h"
 #include "server/policy/failure_classify.h"
@@ -34,6 +37,39 @@ std::string WithMarker(std::string text, bool truncated, size_t cap) {
 }
 
 Json Failure(std::string text, Json error) { return ErrorResult(text, error); }
+
+// The end of a failed run's stderr, at most spec.stderr_tail_bytes (stderrTail), starting at a
+// line when the cut leaves one, else at a character; empty when the spec asks for none.
+std::string StderrTail(const ProcessResult& run, const CommandSpec& spec) {
+  if (spec.stderr_tail_bytes <= 0) return std::string();
+  std::string_view text = run.stderr_data;
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
+    text.remove_suffix(1);
+  }
+  const size_t cap = static_cast<size_t>(spec.stderr_tail_bytes);
+  if (text.size() <= cap) return std::string(text);
+  text = text.substr(text.size() - cap);
+  if (const size_t line = text.find('\n');
+      line != std::string_view::npos && line + 1 < text.size()) {
+    text.remove_prefix(line + 1);
+  } else {
+    while (!text.empty() && (static_cast<unsigned char>(text.front()) & 0xC0) == 0x80) {
+      text.remove_prefix(1);  // a UTF-8 continuation byte: the character began before the cut
+    }
+  }
+  return "..." + std::string(text);
+}
+
+// `message` and `error` with the stderr tail, when there is one.
+Json FailureWithStderr(std::string message, Json error, const ProcessResult& run,
+                       const CommandSpec& spec) {
+  const std::string tail = StderrTail(run, spec);
+  if (!tail.empty()) {
+    message += "\nIts stderr ends with:\n" + tail;
+    error["stderr_tail"] = tail;
+  }
+  return Failure(std::move(message), std::move(error));
+}
 
 const char* ClassMeaning(FailureClass failure) {
   switch (failure) {
@@ -170,10 +206,11 @@ Json CommandResultOf(const ProcessResult& run, const CommandSpec& spec, const Js
                           {"elapsed_ms", elapsed}});
     case ProcessResult::End::kSignaled: {
       const char* name = strsignal(run.signal);
-      return Failure(
+      return FailureWithStderr(
           "The command for '" + tool + "' was killed by signal " + std::to_string(run.signal) +
               " (" + (name ? name : "?") + "); it may have taken effect.",
-          Json{{"type", "command_killed"}, {"failure_class", "ambiguous"}, {"signal", run.signal}});
+          Json{{"type", "command_killed"}, {"failure_class", "ambiguous"}, {"signal", run.signal}},
+          run, spec);
     }
     case ProcessResult::End::kExited:
       break;
@@ -194,9 +231,11 @@ Json CommandResultOf(const ProcessResult& run, const CommandSpec& spec, const Js
     message += " Output:\n" +
                WithMarker(text, run.stdout_truncated, static_cast<size_t>(spec.max_output_bytes));
   }
-  return Failure(message, Json{{"type", type},
-                               {"failure_class", std::string(FailureClassName(failure))},
-                               {"exit_code", run.exit_code}});
+  return FailureWithStderr(message,
+                           Json{{"type", type},
+                                {"failure_class", std::string(FailureClassName(failure))},
+                                {"exit_code", run.exit_code}},
+                           run, spec);
 }
 
 std::optional<ProgressLine> ProgressLineOf(std::string_view line) {

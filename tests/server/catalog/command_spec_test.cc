@@ -44,7 +44,7 @@ TEST_CASE("every run field is read", "[command]") {
       R"({"command":["deploy","--job={job}","-n","{count}","{idempotency_key}"],"cwd":"bin",
           "env":{"pass":["PATH","DEPLOY_TOKEN"],"set":{"MODE":"prod"}},"output":"json",
           "exitCodes":{"3":"rejected_transient","4":"ambiguous"},"killGraceMs":500,
-          "maxOutputBytes":65536,"lookup":{"command":["deploy","lookup","{idempotency_key}"],
+          "maxOutputBytes":65536,"stderrTail":2000,"lookup":{"command":["deploy","lookup","{idempotency_key}"],
           "timeoutMs":3000}})",
       "unsafe_write");
   REQUIRE(load.ok());
@@ -55,10 +55,21 @@ TEST_CASE("every run field is read", "[command]") {
   CHECK(spec.output == CommandOutput::kJson);
   CHECK(spec.kill_grace_ms == 500);
   CHECK(spec.max_output_bytes == 65536);
+  CHECK(spec.stderr_tail_bytes == 2000);
   REQUIRE(spec.lookup.has_value());
   CHECK(spec.lookup->timeout_ms == 3000);
   CHECK(ExitCodeClass(spec, 3) == FailureClass::kRejectedTransient);
   CHECK(ExitCodeClass(spec, 4) == FailureClass::kAmbiguous);
+}
+
+TEST_CASE("stderrTail defaults to none and is at most 65536 bytes", "[command]") {
+  const CatalogLoad plain = LoadWithRun(R"({"command":["/bin/true"]})");
+  REQUIRE(plain.ok());
+  CHECK(plain.catalog->tools[0].run->stderr_tail_bytes == 0);
+  CHECK_THAT(AllProblems(LoadWithRun(R"({"command":["/bin/true"],"stderrTail":65537})")),
+             Catch::Contains("stderrTail"));
+  CHECK_THAT(AllProblems(LoadWithRun(R"({"command":["/bin/true"],"stderrTail":-1})")),
+             Catch::Contains("stderrTail"));
 }
 
 TEST_CASE("exit statuses default to 75 transient, 69 not sent, others permanent", "[command]") {
