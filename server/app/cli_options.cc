@@ -18,7 +18,17 @@
 namespace keel {
 namespace {
 
+// Flags for tests, drills and the official conformance suite, listed apart in --help.
+constexpr const char* kTestGroup = "Testing keel itself (not for production)";
+
 constexpr const char* kFooter = R"(
+Examples:
+  keel                              the demo tools on stdio (MCP hosts start keel like this)
+  keel --catalog tools.json         your scripts and commands as tools (docs/catalog.md)
+  keel catalog check tools.json --path /usr/bin:/bin    check it against a host's PATH
+  keel wrap -- npx -y @modelcontextprotocol/server-memory    every guarantee in front of it
+  keel --http 127.0.0.1:8080 --http-token-file token    Streamable HTTP for many clients
+  keel trace summary trace.jsonl    what happened to each tool's calls (--trace-file)
 Settings come from, highest first: the command line, KEEL_* environment variables,
 the --config file (TOML, keys are the long flag names: workers = 4, log-level = "info"),
 then the defaults shown. Durations are integers in milliseconds.
@@ -36,7 +46,7 @@ Kill switch for writes: `keel admin block-writes on|off|status [--db PATH]` from
 every guarantee above in front of its tools (effect classes from --catalog, else from the
 tools' annotations); e.g. keel wrap -- npx -y @modelcontextprotocol/server-memory
 `keel wrap [flags] --upstream-url URL` does the same for a Streamable HTTP MCP server at URL.
-Exit codes: 0 ok, 64 bad usage, 66 config file missing, 69 the wrapped server cannot start
+Exit codes: 0 ok, 64 bad usage, 66 a named file missing or unreadable, 69 the wrapped server cannot start
 (keel wrap) or --http cannot listen, 70 internal error, 73 cannot create a file,
 78 bad configuration.)";
 
@@ -261,7 +271,8 @@ void AddToolOptions(CLI::App& app, CliOptions& o) {
                  "TOOL:sustained_503=MS, TOOL:lose_response[=N], TOOL:start_after=N; TOOL "
                  "is get_deployment_job, restart_deployment_job or lookup_deployment_operation")
       ->envname("KEEL_FAULTS")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->group(kTestGroup);
 }
 
 // The per-attempt trace (OBS-1) and the kill switch for writes at start-up (OPS-2).
@@ -283,20 +294,23 @@ void AddTraceAndSafetyOptions(CLI::App& app, CliOptions& o) {
 }
 
 // The tools only tests and the official conformance suite call.
+
 void AddTestOptions(CLI::App& app, CliOptions& o) {
   app.add_flag("--test-tools", o.test_tools,
                "Also serve the test tools sleep, task_sleep, progress, latch_wait, "
                "latch_release, fail, flaky_read, flaky_write, flaky_idempotent, and ask_name, "
                "ask_two_rounds, ask_everything, which ask the client for input (a --catalog "
                "may describe them too)")
-      ->envname("KEEL_TEST_TOOLS");
+      ->envname("KEEL_TEST_TOOLS")
+      ->group(kTestGroup);
   app.add_flag("--conformance-fixtures", o.conformance_fixtures,
                "Also serve the tools the official MCP conformance suite calls: "
                "test_simple_text, test_image_content, test_audio_content, "
                "test_embedded_resource, test_multiple_content_types, test_tool_with_logging, "
                "test_error_handling, test_tool_with_progress, json_schema_2020_12_tool "
                "(scripts/conformance_suite)")
-      ->envname("KEEL_CONFORMANCE_FIXTURES");
+      ->envname("KEEL_CONFORMANCE_FIXTURES")
+      ->group(kTestGroup);
 }
 
 // Streamable HTTP: keel as a network service (server/transport/http/mcp_http.h).

@@ -4,6 +4,7 @@
 //   after -e) passes only flags `keel --help` knows;
 // - no `claude mcp add` line puts --env/-e before the server's name (Claude Code 2.1's --env
 //   takes several values and swallows the name: "Invalid environment variable format");
+// - --help lists the test-only flags apart, with examples that use flags keel knows;
 // - LICENSE is the Apache License 2.0, and NOTICE names every library build/keel links
 //   against (a new dependency without its licence line fails here).
 // Run: node --test tests/interop/readme_snippets.test.mjs   (scripts/test runs it too)
@@ -106,4 +107,23 @@ test('LICENSE is Apache 2.0 and NOTICE names every library keel links against', 
     assert.ok(notice.includes(packages[key]), `NOTICE names ${packages[key]} (for ${lib})`);
   }
   assert.ok(notice.includes('libcurl4'), 'NOTICE names libcurl4 (loaded at run time)');
+});
+
+test('--help lists the test-only flags apart from the user flags, and shows examples that use known flags', () => {
+  const help = spawnSync(KEEL, ['--help'], { encoding: 'utf8' }).stdout;
+  const testGroup = help.indexOf('Testing keel itself (not for production):');
+  assert.ok(testGroup > 0, help);
+  for (const flag of ['--test-tools', '--conformance-fixtures', '--fault']) {
+    assert.ok(help.indexOf(`  ${flag} `) > testGroup, `${flag} is listed under the testing group`);
+  }
+  assert.ok(help.indexOf('  --catalog ') < testGroup, '--catalog is a user flag');
+  const examples = help.slice(help.indexOf('Examples:'));
+  assert.ok(help.includes('Examples:') && examples.includes('keel catalog check'), help);
+  const flags = knownFlags();
+  for (const line of examples.split('\n').slice(1).filter((l) => l.startsWith('  keel'))) {
+    for (const flag of line.match(/--[a-z][a-z0-9-]*/g) ?? []) {
+      if (flag === '--path') continue;  // keel catalog check's own
+      assert.ok(flags.has(flag), `example "${line.trim()}" uses an unknown flag ${flag}`);
+    }
+  }
 });
