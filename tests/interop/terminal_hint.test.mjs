@@ -18,6 +18,10 @@ test('keel in a terminal says it reads MCP messages from it and how to end', (t)
   // script gives keel a terminal as stdin; its own stdin at EOF ends the session.
   const r = spawnSync('script', ['-qec', `${KEEL} --db ${db}`, '/dev/null'],
     { input: '', encoding: 'utf8', timeout: 20000 });
+  // A container without /dev/pts cannot make a terminal: nothing to test there.
+  if (r.status !== 0 && /pseudo-terminal|openpty|\bpty\b/i.test(`${r.stderr}${r.stdout}`)) {
+    return t.skip(`script cannot make a terminal here: ${r.stderr.trim()}`);
+  }
   assert.ok(r.stdout.includes(HINT), `terminal output: ${JSON.stringify(r.stdout)}`);
   assert.ok(r.stdout.includes('Ctrl-D ends'), r.stdout);
 });
