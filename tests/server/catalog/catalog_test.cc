@@ -463,8 +463,9 @@ TEST_CASE("a catalog nested deeper than 128 levels is refused unread", "[catalog
 }
 
 }  // namespace
-TEST_CASE("the server section sets name, title, version and instructions, and unset ones stay unset",
-          "[catalog]") {
+TEST_CASE(
+    "the server section sets name, title, version and instructions, and unset ones stay unset",
+    "[catalog]") {
   Json catalog = {
       {"server", {{"name", "acme-ops"}, {"version", "2.3.1"}, {"instructions", "Be careful."}}},
       {"tools", Json::array({Charge()})}};
