@@ -3,6 +3,7 @@
 // (stderr, one "keel: catalog: ..." line each), 66 when the file cannot be read. A bare
 // program name must be an executable file in a directory of the PATH: this shell's, or the one
 // --path gives (hosts start keel with a short PATH).
+// proves: ADO-2
 // Run: node --test tests/interop/catalog_check.test.mjs   (scripts/test runs it too)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

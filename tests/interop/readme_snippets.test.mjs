@@ -7,6 +7,7 @@
 // - --help lists the test-only flags apart, with examples that use flags keel knows;
 // - LICENSE is the Apache License 2.0, and NOTICE names every library build/keel links
 //   against (a new dependency without its licence line fails here).
+// proves: ADO-1 (the licence and NOTICE)
 // Run: node --test tests/interop/readme_snippets.test.mjs   (scripts/test runs it too)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
