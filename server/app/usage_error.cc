@@ -8,20 +8,22 @@ namespace keel {
 
 namespace {
 
-// Every long flag of `app` and of its subcommands, with dashes ("--catalog").
-void CollectFlags(const CLI::App& app, std::vector<std::string>* flags) {
-  for (const CLI::Option* option : app.get_options()) {
-    for (const std::string& name : option->get_lnames()) flags->push_back("--" + name);
-  }
+// Every option of `app` and of its subcommands, at every depth.
+std::vector<const CLI::Option*> AllOptions(const CLI::App& app) {
+  std::vector<const CLI::Option*> options = app.get_options();
   for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-    CollectFlags(*sub, flags);
+    const std::vector<const CLI::Option*> more = AllOptions(*sub);
+    options.insert(options.end(), more.begin(), more.end());
   }
+  return options;
 }
 
 // The known flag nearest to `unknown`, or empty when none is near enough to be a typo.
 std::string Nearest(const CLI::App& app, const std::string& unknown) {
   std::vector<std::string> flags;
-  CollectFlags(app, &flags);
+  for (const CLI::Option* option : AllOptions(app)) {
+    for (const std::string& name : option->get_lnames()) flags.push_back("--" + name);
+  }
   std::string best;
   size_t best_distance = 0;
   for (const std::string& flag : flags) {
@@ -65,15 +67,9 @@ const CLI::Option* OptionNamedIn(const CLI::App& app, const std::string& message
   if (message.rfind("--", 0) != 0) return nullptr;
   const size_t end = message.find_first_of(": ");
   const std::string name = message.substr(0, end);
-  std::vector<const CLI::App*> apps = {&app};
-  for (size_t i = 0; i < apps.size(); ++i) {
-    for (const CLI::Option* option : apps[i]->get_options()) {
-      for (const std::string& lname : option->get_lnames()) {
-        if ("--" + lname == name) return option;
-      }
-    }
-    for (const CLI::App* sub : apps[i]->get_subcommands([](const CLI::App*) { return true; })) {
-      apps.push_back(sub);
+  for (const CLI::Option* option : AllOptions(app)) {
+    for (const std::string& lname : option->get_lnames()) {
+      if ("--" + lname == name) return option;
     }
   }
   return nullptr;

@@ -51,7 +51,7 @@ CatalogLoad LoadCatalogFile(const std::string& path, CatalogMode mode) {
   std::ostringstream text;
   if (in) text << in.rdbuf();
   if (!in || in.bad() || std::filesystem::is_directory(path, error)) {
-    const int error_number = std::filesystem::is_directory(path, error) ? EISDIR : errno;
+    const int error_number = in && !in.bad() ? EISDIR : errno;
     CatalogLoad failed;
     failed.unreadable = true;
     failed.problems.push_back(

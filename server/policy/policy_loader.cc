@@ -18,7 +18,7 @@ LoadedPolicy LoadPolicyFile(const std::string& path) {
   if (in) text << in.rdbuf();
   std::error_code error;
   if (!in || in.bad() || std::filesystem::is_directory(path, error)) {
-    const int error_number = std::filesystem::is_directory(path, error) ? EISDIR : errno;
+    const int error_number = in && !in.bad() ? EISDIR : errno;
     loaded.unreadable = true;
     loaded.problems.push_back(
         path + ": cannot read the policy file" +

