@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ledger/database.h"
+#include "server/app/config_location.h"
 #include "server/app/exit_codes.h"
 #include "server/app/usage_error.h"
 
@@ -28,9 +29,11 @@ Examples:
   keel catalog check tools.json --path /usr/bin:/bin    check it against a host's PATH
   keel wrap -- npx -y @modelcontextprotocol/server-memory    every guarantee in front of it
   keel --http 127.0.0.1:8080 --http-token-file token    Streamable HTTP for many clients
+  keel call --catalog tools.json date '{}'    try one tool, print its answer
   keel trace summary trace.jsonl    what happened to each tool's calls (--trace-file)
 Settings come from, highest first: the command line, KEEL_* environment variables,
-the --config file (TOML, keys are the long flag names: workers = 4, log-level = "info"),
+the --config file (TOML, keys are the long flag names: workers = 4, log-level = "info";
+default ~/.config/keel/config.toml, or under $XDG_CONFIG_HOME, when it exists),
 then the defaults shown. Durations are integers in milliseconds.
 
 stdout carries MCP JSON-RPC only; logs go to stderr or --log-file.
@@ -424,7 +427,10 @@ void AddWrapOptions(CLI::App& app, CliOptions& o) {
 }
 
 TimeoutOptions AddServeOptions(CLI::App& app, CliOptions& o) {
-  app.add_option("--config", o.config_file, "TOML file with the same settings as the flags")
+  app.add_option("--config", o.config_file,
+                 "TOML file with the same settings as the flags (default: "
+                 "$XDG_CONFIG_HOME/keel/config.toml or ~/.config/keel/config.toml when it "
+                 "exists; --config '' reads none)")
       ->envname("KEEL_CONFIG");
   const TimeoutOptions timeouts = AddLimitOptions(app, o);
   AddStateOptions(app, o);
@@ -453,6 +459,19 @@ void AddCatalogCommand(CLI::App& app, CliOptions& o) {
                     "Look bare program names up in this PATH (the one the host starts keel "
                     "with, e.g. /usr/bin:/bin) instead of this shell's");
   catalog->require_subcommand(1);
+}
+
+// `keel call [serve flags] TOOL ['JSON']` (call_command.h).
+void AddCallCommand(CLI::App& app, CliOptions& o) {
+  CLI::App* call = app.add_subcommand(
+      "call",
+      "Run one tool through the whole pipeline (the catalog, policy, ledger and timeouts the "
+      "other flags give) and print its answer; exit 0, or 1 when the tool failed");
+  call->fallthrough();  // --catalog and the other serve flags may follow the subcommand
+  call->add_option("tool", o.call_tool, "The tool's name")->required();
+  call->add_option("arguments", o.call_arguments, "Its arguments: one JSON object");
+  call->add_flag("--json", o.call_json, "Print the whole result as one JSON line");
+  call->callback([&o] { o.call = true; });
 }
 
 // `keel policy show [--previous]` and `keel policy check FILE`.
@@ -588,11 +607,15 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
   const TimeoutOptions timeouts = AddServeOptions(app, o);
   AddPolicyCommand(app, o);
   AddCatalogCommand(app, o);
+  AddCallCommand(app, o);
   AddTraceCommand(app, o);
   AddAdminCommand(app, o);
 
   parse.exit_code = ParseArgv(app, argc, argv);
   if (parse.exit_code) return parse;
+  if (app.get_option("--config")->count() == 0 && std::getenv("KEEL_CONFIG") == nullptr) {
+    o.config_file = ExistingDefaultConfig();
+  }
   if (!o.config_file.empty()) {
     if (const int code = ApplyConfigFile(app, o.config_file); code != 0) parse.exit_code = code;
   }

@@ -82,6 +82,11 @@ struct CliOptions {
   // `keel catalog check FILE [--path PATH]`: instead of serving (catalog_check.h).
   std::string catalog_check_file;
   std::optional<std::string> catalog_check_path;  // nullopt: this process's PATH
+  // `keel call [serve flags] TOOL ['JSON']` (call_command.h): one call, then exit.
+  bool call = false;
+  std::string call_tool;
+  std::string call_arguments = "{}";
+  bool call_json = false;  // print the whole CallToolResult as JSON
   // `keel trace summary FILE` (OBS-2): instead of serving.
   std::string trace_summary_file;
   // Per-attempt trace (OBS-1): JSON lines appended to this file; empty = none.

@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/app/call_command.h"
 #include "server/app/cli_options.h"
 #include "server/app/exit_codes.h"
 #include "server/app/operator_commands.h"
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
     keel::InstallStderrLogger();  // spdlog's default logger writes to stdout: replace it first
     const keel::CliParse cli = keel::ParseCommandLine(argc, argv);
     if (cli.exit_code) return *cli.exit_code;
+    if (cli.options.call) return keel::RunCallCommand(cli.options);
     if (keel::IsOperatorCommand(cli.options)) {
       return keel::PrintCommandOutcome(keel::RunOperatorCommand(cli.options, std::cerr));
     }

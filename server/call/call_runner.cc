@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "protocol/json_rpc.h"
 #include "protocol/tool_result.h"
 #include "server/input/client_requests.h"
 #include "server/input/input_round.h"

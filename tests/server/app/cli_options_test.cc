@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 
+#include <filesystem>
 #include <initializer_list>
 #include <iostream>
 #include <optional>
@@ -34,11 +35,13 @@ class CleanKeelEnv {
          {"KEEL_CONFIG", "KEEL_WORKERS", "KEEL_MAX_INFLIGHT", "KEEL_MAX_LINE_BYTES",
           "KEEL_SHUTDOWN_GRACE", "KEEL_PAGE_SIZE", "KEEL_LOG_LEVEL", "KEEL_LOG_FILE",
           "KEEL_TEST_TOOLS", "KEEL_CONFORMANCE_FIXTURES", "KEEL_CLIENT_LOG_LEVEL",
-          "KEEL_IDLE_TIMEOUT", "KEEL_MAX_TIMEOUT"}) {
+          "KEEL_IDLE_TIMEOUT", "KEEL_MAX_TIMEOUT", "XDG_CONFIG_HOME"}) {
       const char* value = getenv(name);
       saved_.emplace_back(name, value ? std::optional<std::string>(value) : std::nullopt);
       unsetenv(name);
     }
+    // No default config file of the developer's (~/.config/keel/config.toml) leaks in.
+    setenv("XDG_CONFIG_HOME", "/nonexistent/keel-test-config", 1);
   }
   ~CleanKeelEnv() {
     for (const auto& [name, value] : saved_) {
@@ -340,6 +343,37 @@ TEST_CASE(
   CHECK(ExitCode(Parse({"--idle-timeout", "2000"})) == 64);
   CHECK(ExitCode(Parse({"--config", dir.Write("b.toml", "idle-timeout = 2000\n")})) == 64);
   CHECK(ExitCode(Parse({"--idle-timeout", "1000"})) == -1);  // equal is fine
+}
+
+TEST_CASE("keel call takes the tool, its JSON arguments and serve flags on either side") {
+  const CleanKeelEnv env;
+  const CliParse parse = Parse(
+      {"--workers", "3", "call", "--catalog", "tools.json", "date", "{\"tz\": \"UTC\"}", "--json"});
+  REQUIRE(ExitCode(parse) == -1);
+  CHECK(parse.options.call);
+  CHECK(parse.options.call_tool == "date");
+  CHECK(parse.options.call_arguments == "{\"tz\": \"UTC\"}");
+  CHECK(parse.options.call_json);
+  CHECK(parse.options.catalog_file == "tools.json");
+  CHECK(parse.options.workers == 3);
+  const CliParse bare = Parse({"call", "echo"});
+  CHECK(bare.options.call_arguments == "{}");
+  CHECK(ExitCode(Parse({"call"})) == 64);
+}
+
+TEST_CASE(
+    "the config file under XDG_CONFIG_HOME is read when present, and --config empty reads none") {
+  CleanKeelEnv env;
+  keel::TempDir dir;
+  env.Set("XDG_CONFIG_HOME", dir.path().c_str());
+  CHECK(Parse({}).options.workers != 7);
+  std::filesystem::create_directories(dir.File("keel"));
+  dir.Write("keel/config.toml", "workers = 7\n");
+  CHECK(Parse({}).options.workers == 7);
+  CHECK(Parse({"--workers", "5"}).options.workers == 5);
+  CHECK(Parse({"--config", ""}).options.workers != 7);
+  env.Set("KEEL_CONFIG", "");
+  CHECK(Parse({}).options.workers != 7);
 }
 
 }  // namespace cli_options_test
