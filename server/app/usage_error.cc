@@ -89,6 +89,53 @@ bool OnCommandLine(const CLI::Option& option, int argc, const char* const* argv)
   return false;
 }
 
+// The deepest subcommand the parse entered (`app` itself when none).
+const CLI::App& DeepestParsed(const CLI::App& app) {
+  const std::vector<CLI::App*> parsed = app.get_subcommands();
+  return parsed.empty() ? app : DeepestParsed(*parsed.front());
+}
+
+// "keel: unknown command catlog (did you mean catalog?)" when the first word left over is
+// where a subcommand of `parent` was expected: at the top before any subcommand, or after a
+// command that needs one ("keel trace sumary"); "keel: trace needs a command: summary" when
+// that word is missing. Empty otherwise.
+std::string UnknownCommandText(const CLI::App& app) {
+  const CLI::App& parent = DeepestParsed(app);
+  const bool expects_command = &parent == &app || parent.get_require_subcommand_min() > 0;
+  std::vector<std::string> names;
+  for (const CLI::App* sub : parent.get_subcommands([](const CLI::App*) { return true; })) {
+    names.push_back(sub->get_name());
+  }
+  if (&parent == &app) names.emplace_back("wrap");  // taken out before CLI11 parses
+  std::string list;
+  for (const std::string& name : names) list += (list.empty() ? "" : ", ") + name;
+  const std::vector<std::string> remaining = app.remaining(true);
+  if (expects_command && &parent != &app && remaining.empty()) {
+    return "keel: " + parent.get_name() + " needs a command: " + list + "\n";
+  }
+  if (!expects_command || remaining.empty() || remaining.front().rfind('-', 0) == 0) {
+    return std::string();
+  }
+  const std::string& word = remaining.front();
+  std::string best;
+  size_t best_distance = 0;
+  for (const std::string& name : names) {
+    const size_t distance = FlagDistance(word, name);
+    if (best.empty() || distance < best_distance) {
+      best = name;
+      best_distance = distance;
+    }
+  }
+  std::string prefix = parent.get_name() == app.get_name() ? "" : parent.get_name() + " ";
+  std::string text = "keel: unknown command " + prefix + word;
+  if (!best.empty() && best_distance <= (word.size() <= 4 ? 1U : 2U)) {
+    text += " (did you mean " + prefix + best + "?)";
+  } else {
+    text += " (commands: " + list + ")";
+  }
+  return text + "\n";
+}
+
 }  // namespace
 
 size_t FlagDistance(const std::string& a, const std::string& b) {
@@ -113,6 +160,9 @@ size_t FlagDistance(const std::string& a, const std::string& b) {
 std::string UsageErrorText(const CLI::App& app, const CLI::ParseError& error, int argc,
                            const char* const* argv) {
   const std::string more = "Run with --help for more information.\n";
+  if (const std::string command = UnknownCommandText(app); !command.empty()) {
+    return command + more;
+  }
   if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
     const std::string text = ExtrasText(app, app.remaining(true));
     if (!text.empty()) return text + more;

@@ -2,6 +2,9 @@
 // bare text, so that the user can fix it in one go:
 //  - an unknown flag gets the nearest known one: "keel: unknown flag --catlog (did you mean
 //    --catalog?)", and the value after it is not reported as a second stray argument;
+//  - an unknown command gets the nearest known one ("keel: unknown command catlog (did you
+//    mean catalog?)", "keel trace sumary" -> "trace summary"), or the list of commands; a
+//    command that needs one and has none says which it takes;
 //  - a bad value that came from a KEEL_* environment variable (the flag is not on the
 //    command line) names the variable: "... (from the environment variable KEEL_WORKERS)";
 //  - anything else is CLI11's message, prefixed "keel: ".

@@ -422,9 +422,30 @@ TEST_CASE("a flag near no known one gets no suggestion, and a stray argument is 
   auto [code, err] = ParseErr({"--zzzzzzzzzz"});
   CHECK(code == 64);
   CHECK(err.find("keel: unknown flag --zzzzzzzzzz\n") != std::string::npos);
-  std::tie(code, err) = ParseErr({"stray"});
+  std::tie(code, err) = ParseErr({"policy", "check", "p.json", "stray"});
   CHECK(code == 64);
   CHECK(err.find("keel: unexpected argument stray") != std::string::npos);
+}
+
+TEST_CASE("a misspelt command is named with the nearest known one, at the top or under another") {
+  CleanKeelEnv env;
+  auto [code, err] = ParseErr({"catlog", "check", "x.json"});
+  CHECK(code == 64);
+  CHECK(err ==
+        "keel: unknown command catlog (did you mean catalog?)\n"
+        "Run with --help for more information.\n");
+  std::tie(code, err) = ParseErr({"trace", "sumary", "t.jsonl"});
+  CHECK(err.find("keel: unknown command trace sumary (did you mean trace summary?)") !=
+        std::string::npos);
+  std::tie(code, err) = ParseErr({"wrpa"});
+  CHECK(err.find("(did you mean wrap?)") != std::string::npos);
+  std::tie(code, err) = ParseErr({"xyzzy"});
+  CHECK(code == 64);
+  CHECK(err.find("keel: unknown command xyzzy (commands: ") != std::string::npos);
+  CHECK(err.find("call") != std::string::npos);
+  std::tie(code, err) = ParseErr({"trace"});
+  CHECK(code == 64);
+  CHECK(err.find("keel: trace needs a command: summary") != std::string::npos);
 }
 
 TEST_CASE(
