@@ -84,6 +84,10 @@ struct CliOptions {
   std::optional<std::string> catalog_check_path;  // nullopt: this process's PATH
   // `keel trace summary FILE` (OBS-2): instead of serving.
   std::string trace_summary_file;
+  // `keel trace report FILE [-o OUT]` (ADO-4): instead of serving. OUT empty: FILE + ".html";
+  // "-": stdout.
+  std::string trace_report_file;
+  std::string trace_report_output;
   // Per-attempt trace (OBS-1): JSON lines appended to this file; empty = none.
   std::string trace_file;
   bool trace_arguments = false;
