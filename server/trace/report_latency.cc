@@ -27,7 +27,8 @@ std::string BucketLabel(size_t bucket) {
     return "\xE2\x89\xA5"
            "1000 s";  // ≥
   const double edge = kBucketEdges[bucket];
-  return "<" + (edge < 1000 ? Fixed(edge, 0) + " ms" : Fixed(edge / 1000, 0) + " s");
+  // Compact: a label must fit under its 40 px bar.
+  return "<" + (edge < 1000 ? Fixed(edge, 0) + "ms" : Fixed(edge / 1000, 0) + "s");
 }
 
 std::string HistogramSvg(const std::vector<double>& sorted) {
