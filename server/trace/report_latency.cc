@@ -23,9 +23,7 @@ size_t BucketOf(double ms) {
 }
 
 std::string BucketLabel(size_t bucket) {
-  if (bucket >= kBucketEdges.size())
-    return "\xE2\x89\xA5"
-           "1000 s";  // ≥
+  if (bucket >= kBucketEdges.size()) return std::string("\xE2\x89\xA5") + "1000s";  // ≥
   const double edge = kBucketEdges[bucket];
   // Compact: a label must fit under its 40 px bar.
   return "<" + (edge < 1000 ? Fixed(edge, 0) + "ms" : Fixed(edge / 1000, 0) + "s");
