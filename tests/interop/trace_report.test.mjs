@@ -55,8 +55,9 @@ async function recordSession(t, dir) {
   seen.timeout = await call('sleep', { ms: 10000 });
   // A cancel: the call waits on a latch that only opens after the client withdrew it.
   const cancelId = k.nextId;
-  const pending = k.request('tools/call', { name: 'latch_wait', arguments: { name: 'report-never' } }, { id: cancelId });
-  pending.catch(() => {});
+  k.nextId = cancelId + 1;
+  // Sent without waiting: a cancelled request is never answered.
+  k.send({ id: cancelId, method: 'tools/call', params: { name: 'latch_wait', arguments: { name: 'report-never' } } });
   await new Promise((r) => setTimeout(r, 100));  // let a worker pick it up (not an assertion)
   k.notify('notifications/cancelled', { requestId: cancelId, reason: 'the user pressed stop' });
   await call('latch_release', { name: 'report-never' });
