@@ -24,6 +24,7 @@ std::string Fixed(double value, int decimals) {
 
 std::string HumanMs(double ms) {
   if (!std::isfinite(ms) || ms < 0) return "?";
+  if (ms > 1e15) return "centuries";  // a hostile duration; int64 seconds below stay in range
   if (ms == 0) return "0 ms";
   if (ms < 10) return Fixed(ms, 1) + " ms";
   if (ms < 1000) return Fixed(ms, 0) + " ms";

@@ -36,9 +36,15 @@ bool AttrFlag(const Json& attributes, const char* key) {
 // handful, and a hostile file must not make the per-call lookup quadratic.
 constexpr size_t kMaxAttemptsPerCall = 1000;
 
+// Times past this (the year 5138) are treated as unknown: the report multiplies and
+// subtracts them, and a hostile file must not overflow that arithmetic.
+constexpr int64_t kLatestUnixMs = 100'000'000'000'000;
+
 int64_t RecordTime(const Json& record) {
   const auto it = record.find("ts_unix_ms");
-  return it != record.end() && it->is_number_integer() ? it->get<int64_t>() : -1;
+  if (it == record.end() || !it->is_number_integer()) return -1;
+  const int64_t ms = it->get<int64_t>();
+  return ms >= 0 && ms <= kLatestUnixMs ? ms : -1;
 }
 
 class ModelReader {

@@ -13,7 +13,8 @@
 //  3. cancel.received carries only the JSON-RPC request id: it is matched to the latest call
 //     with that id started at or before it (ids are reused across sessions and peers, so this
 //     is a best guess; unmatched cancels are counted).
-//  4. Times are the records' ts_unix_ms; -1 when unknown. Memory is linear in the file.
+//  4. Times are the records' ts_unix_ms; -1 when unknown (missing, negative, not an integer,
+//     or past the year 5138). Memory is linear in the file.
 #pragma once
 
 #include <cstdint>

@@ -81,6 +81,21 @@ TEST_CASE("the report has its sections and one timeline row per call", "[trace][
         std::string::npos);
 }
 
+TEST_CASE("hostile times and durations render a page without overflow", "[trace][ADO-4]") {
+  const TraceModel model = ModelOf(
+      R"({"event":"tool.call.start","ts_unix_ms":9223372036854775807,"attributes":{"keel.call.id":"a"}})"
+      "\n"
+      R"({"event":"retry.scheduled","ts_unix_ms":5,"attributes":{"keel.call.id":"a","keel.retry.delay_ms":1e308}})"
+      "\n"
+      R"({"event":"tool.call.end","ts_unix_ms":-4,"attributes":{"keel.call.id":"a","duration_ms":1e300}})"
+      "\n");
+  CHECK(model.first_ms == 5);
+  CHECK(model.last_ms == 5);
+  const std::string page = RenderTraceReport(model, ReportOptions{"t.jsonl"});
+  CHECK(page.find("centuries") != std::string::npos);
+  CHECK(Count(page, "<g class=\"call\"") == 1);
+}
+
 TEST_CASE("a large trace draws the first calls and every failing one, and says so",
           "[trace][ADO-4]") {
   std::string text;
