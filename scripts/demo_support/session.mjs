@@ -3,6 +3,7 @@
 // Usage: node scripts/demo_support/session.mjs [path/to/keel]
 // Speaks raw JSON-RPC over keel's stdin/stdout (what any MCP host does) and exits
 // non-zero if keel fails to show one of the guarantees.
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,8 +13,12 @@ import { rpcClient, spawnLines } from '../../tests/support/keel_process.mjs';
 const keelPath = process.argv[2] ?? 'build/keel';
 // Short timeouts (defaults: idle 30 s, max 55 s) so the timeout steps take a second.
 // A fresh ledger file, so the demo's idempotency keys never replay an earlier run's.
-const dbPath = join(mkdtempSync(join(tmpdir(), 'keel-demo-')), 'keel.db');
-const keelArgs = ['--test-tools', '--workers', '2', '--idle-timeout', '400', '--max-timeout', '1500', '--db', dbPath];
+// The trace (--trace-file) becomes an HTML picture of the session at the end.
+const demoDir = mkdtempSync(join(tmpdir(), 'keel-demo-'));
+const dbPath = join(demoDir, 'keel.db');
+const tracePath = join(demoDir, 'trace.jsonl');
+const keelArgs = ['--test-tools', '--workers', '2', '--idle-timeout', '400', '--max-timeout', '1500', '--db', dbPath,
+  '--trace-file', tracePath];
 let failures = 0;
 
 // One keel process and the JSON-RPC plumbing around it (tests/support/keel_process.mjs).
@@ -211,6 +216,13 @@ const code = await keel.exited;
 const elapsed = Date.now() - closedAt;
 check(text(slept) === 'slept 300 ms', 'the sleep in flight at EOF still answered');
 check(code === 0 && elapsed < 2000, `exit code ${code}, ${elapsed} ms after EOF (hosts send SIGTERM at 2000 ms)`);
+
+step('a picture of what happened: keel trace report');
+const reportPath = join(demoDir, 'report.html');
+const report = spawnSync(keelPath, ['trace', 'report', tracePath, '-o', reportPath], { encoding: 'utf8' });
+check(report.status === 0, `${reportPath} (calls, attempts, timeouts, cancels on a timeline)`);
+if (report.status !== 0) console.log(`   ${report.stderr.trim()}`);
+console.log(`   open it in a browser: xdg-open ${reportPath}  (or copy it to your laptop)`);
 
 console.log(failures === 0 ? '\ndemo: every guarantee shown held' : `\ndemo: ${failures} check(s) failed`);
 process.exit(failures === 0 ? 0 : 1);

@@ -31,6 +31,7 @@ Examples:
   keel --http 127.0.0.1:8080 --http-token-file token    Streamable HTTP for many clients
   keel call --catalog tools.json date '{}'    try one tool, print its answer
   keel trace summary trace.jsonl    what happened to each tool's calls (--trace-file)
+  keel trace report trace.jsonl -o report.html    the same as a picture: open it in a browser
 Settings come from, highest first: the command line, KEEL_* environment variables,
 the --config file (TOML, keys are the long flag names: workers = 4, log-level = "info";
 default ~/.config/keel/config.toml, or under $XDG_CONFIG_HOME, when it exists),
@@ -492,7 +493,7 @@ void AddPolicyCommand(CLI::App& app, CliOptions& o) {
   policy->require_subcommand(1);
 }
 
-// `keel trace summary FILE` (OBS-2).
+// `keel trace summary FILE` (OBS-2), `keel trace report FILE [-o OUT]` (ADO-4).
 void AddTraceCommand(CLI::App& app, CliOptions& o) {
   CLI::App* trace_cmd = app.add_subcommand("trace", "Read a --trace-file (keel does not serve)");
   CLI::App* summary = trace_cmd->add_subcommand(
@@ -502,6 +503,15 @@ void AddTraceCommand(CLI::App& app, CliOptions& o) {
   summary->add_option("file", o.trace_summary_file, "The trace file")
       ->required()
       ->check(CLI::ExistingFile);
+  // ADO-4. No ExistingFile check: an unreadable FILE exits 66 (operator_commands.cc), not 64.
+  CLI::App* report = trace_cmd->add_subcommand(
+      "report",
+      "Write the trace as one self-contained HTML page (nothing fetched): a timeline of calls "
+      "with attempts, backoffs, timeouts by layer, cancels and replays; breaker states per "
+      "backend; latency per tool; retries per intent. Open it in any browser");
+  report->add_option("file", o.trace_report_file, "The trace file")->required();
+  report->add_option("-o,--output", o.trace_report_output,
+                     "Where to write the page (default: FILE.html; - for stdout)");
   trace_cmd->require_subcommand(1);
 }
 

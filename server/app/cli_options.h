@@ -89,6 +89,10 @@ struct CliOptions {
   bool call_json = false;  // print the whole CallToolResult as JSON
   // `keel trace summary FILE` (OBS-2): instead of serving.
   std::string trace_summary_file;
+  // `keel trace report FILE [-o OUT]` (ADO-4): instead of serving. OUT empty: FILE + ".html";
+  // "-": stdout.
+  std::string trace_report_file;
+  std::string trace_report_output;
   // Per-attempt trace (OBS-1): JSON lines appended to this file; empty = none.
   std::string trace_file;
   bool trace_arguments = false;

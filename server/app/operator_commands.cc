@@ -2,12 +2,15 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "ledger/database.h"
@@ -20,6 +23,8 @@
 #include "server/durable/policy_store.h"
 #include "server/policy/policy_loader.h"
 #include "server/runtime/clock.h"
+#include "server/trace/trace_model.h"
+#include "server/trace/trace_report.h"
 #include "server/trace/trace_summary.h"
 
 namespace keel {
@@ -134,12 +139,50 @@ CommandOutcome RunTraceSummary(const CliOptions& flags) {
   return {0, SummarizeTrace(in)};
 }
 
+// `keel trace report FILE [-o OUT]` (ADO-4): the page goes to OUT (default FILE.html: next
+// to the trace, never the trace itself), or to stdout for "-". 66 when FILE cannot be read,
+// 73 when OUT cannot be written.
+CommandOutcome RunTraceReport(const CliOptions& flags, std::ostream& err) {
+  const std::string& path = flags.trace_report_file;
+  std::error_code ec;
+  std::ifstream in;
+  if (!std::filesystem::is_directory(path, ec)) in.open(path, std::ios::binary);
+  if (!in.is_open()) {
+    err << "keel: cannot read the trace file " << path << ": "
+        << (std::filesystem::is_directory(path, ec) ? "it is a directory"
+                                                    : std::generic_category().message(errno))
+        << "\n";
+    return {kExitNoInput, ""};
+  }
+  const TraceModel model = ReadTraceModel(in);
+  if (in.bad()) {
+    err << "keel: cannot read the trace file " << path << "\n";
+    return {kExitNoInput, ""};
+  }
+  std::string page = RenderTraceReport(model, ReportOptions{path});
+  const std::string out_path =
+      flags.trace_report_output.empty() ? path + ".html" : flags.trace_report_output;
+  if (out_path == "-") return {0, std::move(page)};
+  std::ofstream out(out_path, std::ios::binary | std::ios::trunc);
+  out.write(page.data(), static_cast<std::streamsize>(page.size()));
+  out.close();
+  if (!out) {
+    err << "keel: cannot write the report to " << out_path << ": "
+        << std::generic_category().message(errno) << "\n";
+    return {kExitCantCreate, ""};
+  }
+  std::string said = "wrote " + out_path + " (" + std::to_string(model.calls.size()) +
+                     (model.calls.size() == 1 ? " call" : " calls");
+  if (model.skipped > 0) said += ", " + std::to_string(model.skipped) + " lines skipped";
+  return {0, said + "); open it in a browser, e.g. xdg-open " + out_path + "\n"};
+}
+
 }  // namespace
 
 bool IsOperatorCommand(const CliOptions& flags) {
   return !flags.admin_block_writes.empty() || flags.admin_instances ||
          !flags.policy_command.empty() || !flags.trace_summary_file.empty() ||
-         !flags.catalog_check_file.empty();
+         !flags.trace_report_file.empty() || !flags.catalog_check_file.empty();
 }
 
 CommandOutcome RunOperatorCommand(const CliOptions& flags, std::ostream& err) {
@@ -148,6 +191,7 @@ CommandOutcome RunOperatorCommand(const CliOptions& flags, std::ostream& err) {
   if (flags.policy_command == "check") return RunPolicyCheck(flags, err);
   if (!flags.catalog_check_file.empty()) return RunCatalogCheck(flags, err);
   if (!flags.policy_command.empty()) return RunPolicyShow(flags, err);
+  if (!flags.trace_report_file.empty()) return RunTraceReport(flags, err);
   return RunTraceSummary(flags);
 }
 

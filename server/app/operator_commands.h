@@ -1,12 +1,14 @@
 // Operator commands: `keel admin block-writes on|off|status`, `keel catalog check FILE`
 // (catalog_check.h), `keel policy check FILE`,
-// `keel policy show [--previous]` and `keel trace summary FILE`. They do not serve: run once
+// `keel policy show [--previous]`, `keel trace summary FILE` and `keel trace report FILE
+// [-o OUT]` (trace_report.h). They do not serve: run once
 // from a shell, they answer on stdout (the protocol streams are never set up), report
 // problems on stderr as "keel: ..." lines, and exit.
 //
 // Thread: the main thread, before (instead of) anything that serves.
 // Exit codes: exit_codes.h (73 the --db file cannot be opened, 78 a newer schema or an
-// invalid policy file); `policy show` with no policy recorded exits 1.
+// invalid policy file; `trace report`: 66 the trace cannot be read, 73 the page cannot be
+// written); `policy show` with no policy recorded exits 1.
 #pragma once
 
 #include <ostream>
