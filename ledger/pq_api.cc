@@ -25,9 +25,10 @@ PqApi LoadPq() {
   void* library = dlopen(kPqLibrary, RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     const char* why = dlerror();
-    pq_load_error = std::string("--db postgresql:// needs libpq: cannot load ") + kPqLibrary +
-                    " (install Debian's libpq5: apt install libpq5): " +
-                    (why != nullptr ? why : "unknown error");
+    pq_load_error =
+        std::string("cannot load ") + kPqLibrary +
+        ", the PostgreSQL client library (install Debian's libpq5: apt install libpq5): " +
+        (why != nullptr ? why : "unknown error");
     return PqApi{};
   }
   PqApi api{};

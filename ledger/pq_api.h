@@ -5,11 +5,12 @@
 // Why by hand: libpq cannot be linked statically on Debian (its libpq.a needs OpenSSL, GSSAPI
 // and LDAP archives Debian does not ship), and linking it shared maps it and what it needs
 // (OpenSSL, Kerberos, LDAP, GnuTLS, ...) into every keel process, on SQLite or not: a release
-// package could then not install without them (ADO-1). Idle keel (stdio, SQLite --db), VmHWM
-// of /proc/PID/status: 13.9 MB with libpq and libmicrohttpd linked, 9.6 MB with both loaded
-// on use (and libstdc++, SQLite, RE2 and Boost.Context linked statically: 4.5 MB with the
-// developer's shared ones). The headers still come from libpq-dev (the types and constants);
-// at run time a system that uses PostgreSQL installs Debian's libpq5 (the .deb recommends it).
+// package could then not install without them (ADO-1). RSS of an idle keel (stdio, SQLite
+// --db, after initialize; VmHWM in /proc/PID/status): 14.4 MB with libpq and libmicrohttpd
+// linked, 9.1 MB with both loaded on use, 7.9 MB for the release binary (scripts/package:
+// libstdc++, SQLite, RE2 and Boost.Context linked statically). The headers still come from
+// libpq-dev (the types and constants); at run time a system that uses PostgreSQL installs
+// Debian's libpq5 (the .deb recommends it).
 //
 // Pq() never fails: when libpq cannot be loaded, PqLoadError() says why (naming Debian's
 // libpq5) and the table is empty; PgDatabase::Connect checks PqLoadError() first, and no

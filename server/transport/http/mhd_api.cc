@@ -26,8 +26,9 @@ MhdApi LoadMhd() {
   void* library = dlopen(kMhdLibrary, RTLD_NOW | RTLD_LOCAL);
   if (library == nullptr) {
     const char* why = dlerror();
-    mhd_load_error = std::string("--http needs libmicrohttpd: cannot load ") + kMhdLibrary +
-                     " (install Debian's libmicrohttpd12: apt install libmicrohttpd12): " +
+    mhd_load_error = std::string("cannot load ") + kMhdLibrary +
+                     ", the HTTP server library (install Debian's libmicrohttpd12: apt install "
+                     "libmicrohttpd12): " +
                      (why != nullptr ? why : "unknown error");
     return MhdApi{};
   }
