@@ -30,7 +30,9 @@ endif()
 
 set(CPACK_PACKAGE_NAME keel)
 set(CPACK_PACKAGE_VENDOR "the keel authors")
-set(CPACK_PACKAGE_CONTACT "the keel authors <keel@example.invalid>")
+# No public address yet: the Maintainer field names the authors only (set one before a
+# release leaves the project).
+set(CPACK_PACKAGE_CONTACT "the keel authors")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
     "MCP server with reliable cancellation, timeouts and exactly-once mutations")
 set(CPACK_PACKAGE_DESCRIPTION
@@ -51,6 +53,5 @@ set(CPACK_PROJECT_CONFIG_FILE ${CMAKE_SOURCE_DIR}/cmake/cpack_options.cmake)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SECTION net)
-set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/keel-mcp/keel")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libpq5, libmicrohttpd12, libcurl4 | libcurl4t64")
 include(CPack)
