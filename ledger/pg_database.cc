@@ -11,6 +11,8 @@
 #include <libpq-fe.h>
 #include <spdlog/spdlog.h>
 
+#include "ledger/pq_api.h"
+
 namespace keel {
 
 namespace {
@@ -24,8 +26,9 @@ constexpr int kConstraint = 19;
 constexpr int kMisuse = 21;
 
 int CodeOf(PGconn* conn, const PGresult* result) {
-  if (PQstatus(conn) != CONNECTION_OK) return kIoError;
-  const char* state = result != nullptr ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  if (Pq().status(conn) != CONNECTION_OK) return kIoError;
+  const char* state =
+      result != nullptr ? Pq().result_error_field(result, PG_DIAG_SQLSTATE) : nullptr;
   if (state == nullptr) return kError;
   const std::string_view s(state);
   // lock_not_available, serialization_failure, deadlock_detected, query_canceled (the
@@ -53,11 +56,11 @@ std::string OneLine(const char* text) {
 [[noreturn]] void Throw(PGconn* conn, const PGresult* result, std::string_view what) {
   std::string message(what);
   message += ": ";
-  const char* text = result != nullptr ? PQresultErrorMessage(result) : "";
-  if (text == nullptr || *text == '\0') text = PQerrorMessage(conn);
+  const char* text = result != nullptr ? Pq().result_error_message(result) : "";
+  if (text == nullptr || *text == '\0') text = Pq().error_message(conn);
   const std::string line = OneLine(text);
   message += line.empty() ? "unknown PostgreSQL error" : line;
-  if (const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr) {
+  if (const char* state = result ? Pq().result_error_field(result, PG_DIAG_SQLSTATE) : nullptr) {
     message += " [SQLSTATE ";
     message += state;
     message += "]";
@@ -95,11 +98,11 @@ class PgCursor final : public StatementCursor {
     if (!ran_) Execute();
     if (rows_ == nullptr) return false;
     ++row_;
-    return row_ < PQntuples(rows_);
+    return row_ < Pq().ntuples(rows_);
   }
   int64_t Int64(int column) const override {
     if (IsNull(column)) return 0;
-    const char* value = PQgetvalue(rows_, row_, column);
+    const char* value = Pq().getvalue(rows_, row_, column);
     // A boolean (`x IS NULL`, a comparison) reads as SQLite gives it: 1 or 0.
     if (value[0] == 't' && value[1] == '\0') return 1;
     if (value[0] == 'f' && value[1] == '\0') return 0;
@@ -107,11 +110,11 @@ class PgCursor final : public StatementCursor {
   }
   std::string Text(int column) const override {
     if (IsNull(column)) return {};
-    return std::string(PQgetvalue(rows_, row_, column),
-                       static_cast<size_t>(PQgetlength(rows_, row_, column)));
+    return std::string(Pq().getvalue(rows_, row_, column),
+                       static_cast<size_t>(Pq().getlength(rows_, row_, column)));
   }
   bool IsNull(int column) const override {
-    return rows_ == nullptr || PQgetisnull(rows_, row_, column) == 1;
+    return rows_ == nullptr || Pq().getisnull(rows_, row_, column) == 1;
   }
   void Reset() noexcept override {
     Clear();
@@ -135,31 +138,32 @@ class PgCursor final : public StatementCursor {
     std::vector<const char*> pointers;
     pointers.reserve(values_.size());
     for (const auto& value : values_) pointers.push_back(value ? value->c_str() : nullptr);
-    PGresult* result = PQexecPrepared(db_->conn_, name_.c_str(), static_cast<int>(pointers.size()),
-                                      pointers.data(), nullptr, nullptr, 0);
+    PGresult* result =
+        Pq().exec_prepared(db_->conn_, name_.c_str(), static_cast<int>(pointers.size()),
+                           pointers.data(), nullptr, nullptr, 0);
     ran_ = true;
-    const ExecStatusType status = PQresultStatus(result);
+    const ExecStatusType status = Pq().result_status(result);
     if (status == PGRES_TUPLES_OK) {
       rows_ = result;
       row_ = -1;
       return;
     }
     if (status == PGRES_COMMAND_OK) {
-      const char* changed = PQcmdTuples(result);
+      const char* changed = Pq().cmd_tuples(result);
       if (changed != nullptr && *changed != '\0')
         db_->changes_ = std::strtoll(changed, nullptr, 10);
-      PQclear(result);
+      Pq().clear(result);
       return;
     }
     try {
       Throw(db_->conn_, result, sql_);
     } catch (...) {
-      PQclear(result);
+      Pq().clear(result);
       throw;
     }
   }
   void Clear() noexcept {
-    if (rows_ != nullptr) PQclear(rows_);
+    if (rows_ != nullptr) Pq().clear(rows_);
     rows_ = nullptr;
     row_ = -1;
     ran_ = false;
@@ -177,6 +181,11 @@ class PgCursor final : public StatementCursor {
 };
 
 std::unique_ptr<PgDatabase> PgDatabase::Connect(const std::string& url, std::string* error) {
+  // libpq is loaded now, the first time it is needed (ledger/pq_api.h says why).
+  if (const std::string& why = PqLoadError(); !why.empty()) {
+    *error = why;
+    return nullptr;
+  }
   // Without a connect_timeout libpq waits for TCP's own (minutes) when the server's host is
   // gone, and every worker that writes would wait with it; the URL's own is kept.
   std::string with_timeout = url;
@@ -190,18 +199,18 @@ std::unique_ptr<PgDatabase> PgDatabase::Connect(const std::string& url, std::str
     with_timeout += (with_timeout.find('?') == std::string::npos ? "?" : "&") +
                     std::string("fallback_application_name=keel");
   }
-  PGconn* conn = PQconnectdb(with_timeout.c_str());
+  PGconn* conn = Pq().connectdb(with_timeout.c_str());
   if (conn == nullptr) {
     *error = "cannot allocate a PostgreSQL connection";
     return nullptr;
   }
-  if (PQstatus(conn) != CONNECTION_OK) {
-    const std::string why = OneLine(PQerrorMessage(conn));
+  if (Pq().status(conn) != CONNECTION_OK) {
+    const std::string why = OneLine(Pq().error_message(conn));
     *error = why.empty() ? "cannot connect to PostgreSQL" : why;
-    PQfinish(conn);
+    Pq().finish(conn);
     return nullptr;
   }
-  PQsetNoticeProcessor(conn, &LogNotice, nullptr);
+  Pq().set_notice_processor(conn, &LogNotice, nullptr);
   std::unique_ptr<PgDatabase> db(new PgDatabase(conn));
   try {
     // Times are keel's (milliseconds since the epoch, as integers); text is UTF-8.
@@ -221,7 +230,7 @@ std::unique_ptr<PgDatabase> PgDatabase::Connect(const std::string& url, std::str
 
 PgDatabase::~PgDatabase() {
   ClearStatements();  // their results first; the server forgets the prepared ones with us
-  PQfinish(conn_);
+  Pq().finish(conn_);
 }
 
 std::string PgDatabase::Rewrite(std::string_view sql, int* parameters) {
@@ -260,30 +269,30 @@ std::unique_ptr<StatementCursor> PgDatabase::NewCursor(std::string_view sql) {
 
 void PgDatabase::PrepareOn(const std::string& name, const std::string& text, int parameters,
                            std::string_view sql) {
-  PGresult* result = PQprepare(conn_, name.c_str(), text.c_str(), parameters, nullptr);
-  if (PQresultStatus(result) != PGRES_COMMAND_OK) {
+  PGresult* result = Pq().prepare(conn_, name.c_str(), text.c_str(), parameters, nullptr);
+  if (Pq().result_status(result) != PGRES_COMMAND_OK) {
     try {
       Throw(conn_, result, "prepare " + std::string(sql));
     } catch (...) {
-      PQclear(result);
+      Pq().clear(result);
       throw;
     }
   }
-  PQclear(result);
+  Pq().clear(result);
 }
 
 void PgDatabase::EnsureConnected() {
-  if (PQstatus(conn_) == CONNECTION_OK) return;
+  if (Pq().status(conn_) == CONNECTION_OK) return;
   if (in_transaction_) {
     // Never on a new connection: the statement would run outside the transaction it belongs to.
     throw SqliteError(kIoError,
                       "the connection to PostgreSQL was lost during a transaction; nothing of "
                       "it was committed");
   }
-  PQreset(conn_);
-  if (PQstatus(conn_) != CONNECTION_OK) {
+  Pq().reset(conn_);
+  if (Pq().status(conn_) != CONNECTION_OK) {
     throw SqliteError(kIoError,
-                      "cannot connect to PostgreSQL again: " + OneLine(PQerrorMessage(conn_)));
+                      "cannot connect to PostgreSQL again: " + OneLine(Pq().error_message(conn_)));
   }
   ++generation_;
   lock_timeout_ms_ = -1;
@@ -299,16 +308,16 @@ void PgDatabase::Run(const char* sql) {
 }
 
 void PgDatabase::RunHere(const char* sql) {
-  PGresult* result = PQexec(conn_, sql);
-  const ExecStatusType status = PQresultStatus(result);
+  PGresult* result = Pq().exec(conn_, sql);
+  const ExecStatusType status = Pq().result_status(result);
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK) {
-    PQclear(result);
+    Pq().clear(result);
     return;
   }
   try {
     Throw(conn_, result, sql);
   } catch (...) {
-    PQclear(result);
+    Pq().clear(result);
     throw;
   }
 }
@@ -344,7 +353,7 @@ void PgDatabase::SetBusyTimeout(std::chrono::milliseconds timeout) {
   int64_t ms = std::clamp<int64_t>(timeout.count(), 1, INT32_MAX);
   if (ms > 1000) ms = std::min<int64_t>((ms + 99) / 100 * 100, INT32_MAX);
   wanted_timeout_ms_ = ms;
-  if (ms == lock_timeout_ms_ && PQstatus(conn_) == CONNECTION_OK) return;
+  if (ms == lock_timeout_ms_ && Pq().status(conn_) == CONNECTION_OK) return;
   Run(("SET lock_timeout = " + std::to_string(ms)).c_str());
   // A SET inside a transaction is undone if the transaction rolls back: remember it only
   // outside one.
@@ -367,33 +376,33 @@ void PgDatabase::BeginImmediate() {
 
 void PgDatabase::Commit() {
   in_transaction_ = false;
-  if (PQstatus(conn_) != CONNECTION_OK) {
+  if (Pq().status(conn_) != CONNECTION_OK) {
     throw SqliteError(kIoError,
                       "COMMIT: the connection to PostgreSQL was lost before it; nothing was "
                       "committed");
   }
-  PGresult* result = PQexec(conn_, "COMMIT");
-  if (PQstatus(conn_) != CONNECTION_OK) {
-    PQclear(result);
+  PGresult* result = Pq().exec(conn_, "COMMIT");
+  if (Pq().status(conn_) != CONNECTION_OK) {
+    Pq().clear(result);
     // Sent, perhaps applied, answer lost: the caller must find out, never assume.
     throw SqliteError(kIoError,
                       "COMMIT: the connection to PostgreSQL was lost while it ran; whether it "
                       "committed is unknown");
   }
-  const bool committed =
-      PQresultStatus(result) == PGRES_COMMAND_OK && std::strcmp(PQcmdStatus(result), "COMMIT") == 0;
+  const bool committed = Pq().result_status(result) == PGRES_COMMAND_OK &&
+                         std::strcmp(Pq().cmd_status(result), "COMMIT") == 0;
   if (committed) {
-    PQclear(result);
+    Pq().clear(result);
     return;
   }
-  if (PQresultStatus(result) == PGRES_COMMAND_OK) {
-    PQclear(result);  // COMMIT of a failed transaction: PostgreSQL rolled it back
+  if (Pq().result_status(result) == PGRES_COMMAND_OK) {
+    Pq().clear(result);  // COMMIT of a failed transaction: PostgreSQL rolled it back
     throw SqliteError(kAbort, "COMMIT: the transaction had failed and was rolled back");
   }
   try {
     Throw(conn_, result, "COMMIT");
   } catch (...) {
-    PQclear(result);
+    Pq().clear(result);
     throw;
   }
 }
@@ -401,12 +410,12 @@ void PgDatabase::Commit() {
 void PgDatabase::Rollback() noexcept {
   in_transaction_ = false;
   if (!InTransaction()) return;
-  PQclear(PQexec(conn_, "ROLLBACK"));
+  Pq().clear(Pq().exec(conn_, "ROLLBACK"));
 }
 
 bool PgDatabase::InTransaction() const {
-  if (PQstatus(conn_) != CONNECTION_OK) return false;  // lost with the connection
-  const PGTransactionStatusType status = PQtransactionStatus(conn_);
+  if (Pq().status(conn_) != CONNECTION_OK) return false;  // lost with the connection
+  const PGTransactionStatusType status = Pq().transaction_status(conn_);
   return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || status == PQTRANS_ACTIVE;
 }
 

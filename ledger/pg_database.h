@@ -1,6 +1,7 @@
 // PgDatabase: one PostgreSQL connection behind Database (issue 23: `--db postgresql://...`),
 // through libpq (Debian libpq-dev): the client library PostgreSQL itself ships, with no
-// C++ layer between it and keel's Database (libpqxx would add one and nothing keel needs).
+// C++ layer between it and keel's Database (libpqxx would add one and nothing keel needs),
+// loaded when the first connection is made (ledger/pq_api.h: Debian's libpq5 at run time).
 //
 // What the SQL keel shares with SQLite becomes here:
 //  - placeholders ?1, ?2... are rewritten to $1, $2... (outside quoted literals); every

@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ledger/database.h"
+#include "server/app/build_commit.h"
 #include "server/app/config_location.h"
 #include "server/app/exit_codes.h"
 #include "server/app/usage_error.h"
@@ -612,7 +613,7 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
       "JSON-RPC on its stdin/stdout.",
       "keel");
   app.footer(kFooter);
-  app.set_version_flag("-V,--version", std::string("keel ") + KEEL_VERSION);
+  app.set_version_flag("-V,--version", KeelVersionText());
   app.option_defaults()->always_capture_default();
   const TimeoutOptions timeouts = AddServeOptions(app, o);
   AddPolicyCommand(app, o);

@@ -16,6 +16,8 @@
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
+#include "server/transport/http/mhd_api.h"
+
 namespace keel {
 
 namespace {
@@ -78,10 +80,10 @@ uint16_t BoundPort(int fd) {
 MHD_Response* BuildResponse(MHD_Response* response, const std::string& content_type,
                             const HttpHeaders& headers) {
   if (!content_type.empty()) {
-    MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type.c_str());
+    Mhd().add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type.c_str());
   }
   for (const auto& [name, value] : headers) {
-    MHD_add_response_header(response, name.c_str(), value.c_str());
+    Mhd().add_response_header(response, name.c_str(), value.c_str());
   }
   return response;
 }
@@ -170,7 +172,7 @@ struct HttpServer::Glue {
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
       ++server->connections_;
       const MHD_ConnectionInfo* info =
-          MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+          Mhd().get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
       if (info != nullptr) {
         // The socket, remembered for CLOSED (fd + 1: null means none).
         *socket_context = reinterpret_cast<void*>(static_cast<intptr_t>(info->connect_fd) + 1);
@@ -218,12 +220,17 @@ HttpServer::~HttpServer() {
       if (call->suspended_) Resume(*call);
     }
     loop_.Unwatch(epoll_fd_);
-    MHD_stop_daemon(daemon_);
+    Mhd().stop_daemon(daemon_);
   }
   if (listen_fd_ >= 0) close(listen_fd_);
 }
 
 bool HttpServer::Start(std::string* error) {
+  // libmicrohttpd is loaded now, the first time it is needed (mhd_api.h says why).
+  if (const std::string& why = MhdLoadError(); !why.empty()) {
+    *error = why;
+    return false;
+  }
   bool ipv6 = false;
   listen_fd_ = Listen(options_.host, options_.port, &ipv6, error);
   if (listen_fd_ < 0) return false;
@@ -232,7 +239,7 @@ bool HttpServer::Start(std::string* error) {
       1, std::chrono::duration_cast<std::chrono::seconds>(options_.idle_timeout).count()));
   unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
   if (ipv6) flags |= MHD_USE_IPv6;
-  daemon_ = MHD_start_daemon(
+  daemon_ = Mhd().start_daemon(
       flags, 0, nullptr, nullptr, &Glue::Access, this, MHD_OPTION_LISTEN_SOCKET, listen_fd_,
       MHD_OPTION_NOTIFY_COMPLETED, &Glue::Completed, this, MHD_OPTION_NOTIFY_CONNECTION,
       &Glue::Connection, this, MHD_OPTION_CONNECTION_TIMEOUT, timeout_s,
@@ -246,7 +253,7 @@ bool HttpServer::Start(std::string* error) {
     return false;
   }
   listen_fd_ = -1;  // the daemon's now (MHD_stop_daemon closes it)
-  const MHD_DaemonInfo* info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_EPOLL_FD);
+  const MHD_DaemonInfo* info = Mhd().get_daemon_info(daemon_, MHD_DAEMON_INFO_EPOLL_FD);
   epoll_fd_ = info == nullptr ? -1 : info->epoll_fd;
   if (epoll_fd_ < 0) {
     *error = "libmicrohttpd gave no epoll descriptor";
@@ -259,13 +266,13 @@ bool HttpServer::Start(std::string* error) {
 
 void HttpServer::StopAccepting() {
   if (daemon_ == nullptr) return;
-  const int fd = MHD_quiesce_daemon(daemon_);
+  const int fd = Mhd().quiesce_daemon(daemon_);
   if (fd >= 0) close(fd);
 }
 
 void HttpServer::DrainUntil(TimePoint deadline) {
   while (daemon_ != nullptr && !calls_.empty() && loop_.clock().Now() < deadline) {
-    MHD_run_wait(daemon_, 10);
+    Mhd().run_wait(daemon_, 10);
   }
 }
 
@@ -275,9 +282,9 @@ HttpCall* HttpServer::NewCall(MHD_Connection* connection) {
   HttpCall* raw = call.get();
   calls_.emplace(id, std::move(call));
   const MHD_ConnectionInfo* info =
-      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+      Mhd().get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
   raw->request_.client = AddressText(info == nullptr ? nullptr : info->client_addr);
-  MHD_get_connection_values_n(connection, MHD_HEADER_KIND, &Glue::Header, &raw->request_);
+  Mhd().get_connection_values_n(connection, MHD_HEADER_KIND, &Glue::Header, &raw->request_);
   return raw;
 }
 
@@ -353,14 +360,14 @@ bool HttpServer::QueueAnswer(HttpCall& call) {
   if (call.whole_) {
     HttpCall::Whole& whole = *call.whole_;
     status = whole.status;
-    response = MHD_create_response_from_buffer(whole.body.size(), whole.body.data(),
-                                               MHD_RESPMEM_MUST_COPY);
+    response = Mhd().create_response_from_buffer(whole.body.size(), whole.body.data(),
+                                                 MHD_RESPMEM_MUST_COPY);
     if (response != nullptr) BuildResponse(response, whole.content_type, whole.headers);
     call.whole_.reset();
   } else if (call.stream_head_) {
     status = call.stream_head_->status;
-    response =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 << 10, &Glue::Pull, &call, nullptr);
+    response = Mhd().create_response_from_callback(MHD_SIZE_UNKNOWN, 16 << 10, &Glue::Pull, &call,
+                                                   nullptr);
     if (response != nullptr) {
       BuildResponse(response, call.stream_head_->content_type, call.stream_head_->headers);
     }
@@ -373,8 +380,8 @@ bool HttpServer::QueueAnswer(HttpCall& call) {
     return false;
   }
   const MHD_Result queued =
-      MHD_queue_response(call.connection_, static_cast<unsigned>(status), response);
-  MHD_destroy_response(response);
+      Mhd().queue_response(call.connection_, static_cast<unsigned>(status), response);
+  Mhd().destroy_response(response);
   if (queued != MHD_YES) {
     call.aborting_ = true;
     return false;
@@ -394,10 +401,10 @@ long HttpServer::Pull(HttpCall& call, char* buf, size_t max) {
 
 void HttpServer::Suspend(HttpCall& call) {
   if (call.suspended_) return;
-  MHD_suspend_connection(call.connection_);
+  Mhd().suspend_connection(call.connection_);
   call.suspended_ = true;
   const MHD_ConnectionInfo* info =
-      MHD_get_connection_info(call.connection_, MHD_CONNECTION_INFO_CONNECTION_FD);
+      Mhd().get_connection_info(call.connection_, MHD_CONNECTION_INFO_CONNECTION_FD);
   if (info == nullptr) return;
   call.watched_fd_ = info->connect_fd;
   WatchPeer(call.connection_, call.watched_fd_);  // (re)armed: PeerEvent reports the close
@@ -407,7 +414,7 @@ void HttpServer::Resume(HttpCall& call) {
   if (!call.suspended_) return;
   call.watched_fd_ = -1;  // the connection's watch stays (PeerEvent)
   call.suspended_ = false;
-  MHD_resume_connection(call.connection_);
+  Mhd().resume_connection(call.connection_);
   RunSoon();
 }
 
@@ -463,7 +470,7 @@ void HttpServer::Completed(HttpCall* call, bool ok) {
   call->watched_fd_ = -1;
   // The connection may carry another request: watch its peer again (PeerEvent).
   if (const MHD_ConnectionInfo* info =
-          MHD_get_connection_info(call->connection_, MHD_CONNECTION_INFO_CONNECTION_FD)) {
+          Mhd().get_connection_info(call->connection_, MHD_CONNECTION_INFO_CONNECTION_FD)) {
     loop_.SetEvents(info->connect_fd, POLLRDHUP);
   }
   Report(*call, ok && call->phase_ == HttpCall::Phase::kAnswering && !call->aborting_);
@@ -484,7 +491,7 @@ void HttpServer::RunSoon() {
 void HttpServer::Run() {
   if (daemon_ == nullptr || running_) return;
   running_ = true;
-  MHD_run(daemon_);
+  Mhd().run(daemon_);
   running_ = false;
   ArmTimer();
 }
@@ -493,7 +500,7 @@ void HttpServer::ArmTimer() {
   if (timer_) loop_.CancelTimer(*timer_);
   timer_.reset();
   MHD_UNSIGNED_LONG_LONG ms = 0;
-  if (daemon_ == nullptr || MHD_get_timeout(daemon_, &ms) != MHD_YES) return;
+  if (daemon_ == nullptr || Mhd().get_timeout(daemon_, &ms) != MHD_YES) return;
   timer_ = loop_.AddTimer(loop_.clock().Now() + Millis(static_cast<int64_t>(ms)), [this] {
     timer_.reset();
     Run();
