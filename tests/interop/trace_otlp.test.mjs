@@ -17,6 +17,7 @@ import { join } from 'node:path';
 
 import Ajv from 'ajv';
 
+import { httpKeelTest, legacyClient, modernClient, waitUntil } from './http_keel.mjs';
 import { KEEL, freshDir, startRawKeel } from './raw_keel.mjs';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -199,4 +200,33 @@ test('the default trace format is still the JSON lines records', async (t) => {
   const records = lines(trace);
   assert.deepEqual(records.map((r) => r.event), ['tool.call.start', 'tool.attempt.start', 'tool.attempt.end', 'tool.call.end']);
   assert.equal(readFileSync(trace, 'utf8').includes('resourceSpans'), false);
+});
+
+// Over --http, with the format from the environment (KEEL_TRACE_FORMAT): a legacy session's
+// requests share its mcp.session.id; a modern client's requests have none (no session).
+httpKeelTest('otlp over --http: a SERVER span per request of both eras, network.transport tcp', {
+  args: (dir) => ['--trace-file', join(dir, 'trace.jsonl')],
+  env: { KEEL_TRACE_FORMAT: 'otlp' },
+}, async (k) => {
+  const legacy = await legacyClient(k);
+  await legacy.client.listTools();
+  await legacy.client.callTool({ name: 'echo', arguments: { text: 'hi' } });
+  const modern = await modernClient(k);
+  await modern.client.callTool({ name: 'echo', arguments: { text: 'hi' } });
+  const file = join(k.dir, 'trace.jsonl');
+  const spans = await waitUntil(() => {
+    const all = spansOf(lines(file));
+    return all.filter((s) => s.name === 'tools/call echo').length === 2 && all;
+  }, 'two tools/call spans');
+  checkSchema(lines(file), 'trace file');
+  const server = spans.filter((s) => s.kind === SERVER).map((s) => ({ s, a: attrs(s.attributes) }));
+  for (const { a } of server) assert.equal(a['network.transport'], 'tcp');
+  const legacySpans = server.filter(({ a }) => a['mcp.protocol.version'] === '2025-11-25');
+  assert.deepEqual(legacySpans.map(({ s }) => s.name).sort(), ['initialize', 'tools/call echo', 'tools/list']);
+  const session = legacySpans.find(({ s }) => s.name === 'tools/list').a['mcp.session.id'];
+  assert.match(session, /^[0-9a-f]{32}$/);
+  assert.equal(legacySpans.find(({ s }) => s.name === 'tools/call echo').a['mcp.session.id'], session);
+  const modernCall = server.find(({ s, a }) => s.name === 'tools/call echo' && a['mcp.protocol.version'] === '2026-07-28');
+  assert.ok(modernCall, JSON.stringify(server.map(({ s, a }) => [s.name, a['mcp.protocol.version']])));
+  assert.equal(modernCall.a['mcp.session.id'], undefined);
 });
