@@ -147,9 +147,9 @@ void Session::TraceRequest(Message& message, ExchangeId exchange, PeerId peer) {
   request_spans_.Begin(message.method, id, meta, exchange >= kFirstNetworkId ? "tcp" : "pipe");
   HandleRequest(message, exchange, peer);
   const bool legacy_session = !modern && PeerInitialized(peer);
-  request_spans_.End(
-      std::string(modern ? kModernProtocolVersion : LegacyWireOf(peer).version),
-      legacy_session ? request_spans_.SessionIdOf(peer) : std::string(), !IdInUse(id, peer));
+  request_spans_.End(std::string(modern ? kModernProtocolVersion : LegacyWireOf(peer).version),
+                     legacy_session ? request_spans_.SessionIdOf(peer) : std::string(),
+                     !IdInUse(id, peer));
 }
 
 void Session::HandleOversizedLine(size_t bytes, ExchangeId exchange) {

@@ -8,17 +8,17 @@ namespace keel {
 namespace {
 
 // The attributes the semantic conventions list for the metric (low cardinality only).
-constexpr const char* kKeys[] = {"mcp.method.name",      "error.type",
-                                 "gen_ai.tool.name",     "gen_ai.prompt.name",
+constexpr const char* kKeys[] = {"mcp.method.name",       "error.type",
+                                 "gen_ai.tool.name",      "gen_ai.prompt.name",
                                  "gen_ai.operation.name", "mcp.protocol.version",
-                                 "network.transport",    "rpc.response.status_code"};
+                                 "network.transport",     "rpc.response.status_code"};
 
 }  // namespace
 
 const std::vector<double>& OperationDuration::Bounds() {
   // The ExplicitBucketBoundaries the conventions advise for mcp.server.operation.duration.
-  static const std::vector<double> bounds = {0.01, 0.02, 0.05, 0.1, 0.2,  0.5,  1,
-                                             2,    5,    10,   30,  60,   120,  300};
+  static const std::vector<double> bounds = {0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1,
+                                             2,    5,    10,   30,  60,  120, 300};
   return bounds;
 }
 

@@ -81,8 +81,8 @@ std::optional<TraceFormat> ParseTraceFormat(std::string_view name) {
 
 std::string MetricsPathOf(const std::string& path) { return path + ".metrics.jsonl"; }
 
-std::unique_ptr<TraceLog> TraceLog::Open(const std::string& path, Json resource,
-                                         std::string* error, Options options) {
+std::unique_ptr<TraceLog> TraceLog::Open(const std::string& path, Json resource, std::string* error,
+                                         Options options) {
   std::FILE* file = std::fopen(path.c_str(), "ae");
   if (file == nullptr) {
     *error = std::strerror(errno);
@@ -154,9 +154,8 @@ void TraceLog::WriteMetricsLocked(int64_t now_ns) {
   metrics_written_ns_ = now_ns;
   metrics_dirty_ = false;
   if (duration_.empty()) return;
-  WriteLineLocked(metrics_file_,
-                  ExportMetricsRequest(resource_, options_.version,
-                                       Json::array({duration_.MetricJson(now_ns)})));
+  WriteLineLocked(metrics_file_, ExportMetricsRequest(resource_, options_.version,
+                                                      Json::array({duration_.MetricJson(now_ns)})));
 }
 
 void TraceLog::Emit(const TraceEvent& event) {

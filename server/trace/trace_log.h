@@ -116,7 +116,7 @@ class TraceLog {
   const Json resource_;
   const Options options_;
   mutable std::mutex mu_;
-  uint64_t write_errors_ = 0;  // guarded by mu_
+  uint64_t write_errors_ = 0;               // guarded by mu_
   std::unique_ptr<OtlpSpanBuilder> spans_;  // guarded by mu_; otlp only
   OperationDuration duration_;              // guarded by mu_
   int64_t metrics_written_ns_ = 0;          // guarded by mu_

@@ -69,7 +69,8 @@ class Summary {
   }
 
   std::map<std::tuple<std::string, std::string, std::string>, Group>& groups() {
-    for (auto& [key, group] : groups_) std::sort(group.durations_ms.begin(), group.durations_ms.end());
+    for (auto& [key, group] : groups_)
+      std::sort(group.durations_ms.begin(), group.durations_ms.end());
     return groups_;
   }
   size_t skipped() const { return skipped_; }
@@ -123,8 +124,8 @@ class Summary {
     if (!span.is_object()) return false;
     Json attributes = FlatAttributes(span);
     if (!attributes.contains("keel.call.id")) return false;
-    for (const auto& [from, to] : {std::pair{"keel.outcome", "outcome"},
-                                   std::pair{"keel.duration_ms", "duration_ms"}}) {
+    for (const auto& [from, to] :
+         {std::pair{"keel.outcome", "outcome"}, std::pair{"keel.duration_ms", "duration_ms"}}) {
       if (attributes.contains(from)) attributes[to] = attributes[from];
     }
     for (const Json& event : Array(span, "events")) {
