@@ -288,6 +288,15 @@ void AddTraceAndSafetyOptions(CLI::App& app, CliOptions& o) {
                  "cancels) to this file (OpenTelemetry LogRecord shape; W3C traceparent from "
                  "_meta is honoured). Arguments and results are left out")
       ->envname("KEEL_TRACE_FILE");
+  app.add_option("--trace-format", o.trace_format,
+                 "How --trace-file is written: jsonl (the records above, one per line) or otlp "
+                 "(OTLP/JSON as the OpenTelemetry collector's otlpjsonfile receiver reads it: "
+                 "one SERVER span per MCP request, a child span per attempt, retries, breaker "
+                 "decisions and timeouts as span events; the mcp.server.operation.duration "
+                 "histogram goes to <trace-file>.metrics.jsonl)")
+      ->envname("KEEL_TRACE_FORMAT")
+      ->check(CLI::IsMember({"jsonl", "otlp"}))
+      ->capture_default_str();
   app.add_flag("--trace-arguments", o.trace_arguments,
                "Also put each call's arguments in the trace (they may be sensitive)")
       ->envname("KEEL_TRACE_ARGUMENTS");
@@ -501,6 +510,8 @@ void AddTraceCommand(CLI::App& app, CliOptions& o) {
       "summary",
       "Per tool, backend and outcome: calls, intents, retries, timeouts, breaker "
       "rejects, p50/p95 duration, backend operations, calls per intent");
+  summary->add_flag("--json", o.trace_summary_json,
+                    "Print the same figures as one JSON object (trace_summary.h)");
   summary->add_option("file", o.trace_summary_file, "The trace file")
       ->required()
       ->check(CLI::ExistingFile);

@@ -96,6 +96,11 @@ struct CliOptions {
   // Per-attempt trace (OBS-1): JSON lines appended to this file; empty = none.
   std::string trace_file;
   bool trace_arguments = false;
+  // --trace-format (ADO-3): "jsonl" (the default) or "otlp" (OTLP/JSON spans, and metrics in
+  // <trace-file>.metrics.jsonl).
+  std::string trace_format = "jsonl";
+  // `keel trace summary --json`: the summary as one JSON object.
+  bool trace_summary_json = false;
   // `keel admin block-writes on|off|status`: an admin command instead of serving.
   std::string admin_block_writes;  // "", "on", "off" or "status"
   bool admin_instances = false;    // `keel admin instances`

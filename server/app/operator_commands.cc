@@ -136,6 +136,7 @@ CommandOutcome RunPolicyShow(const CliOptions& flags, std::ostream& err) {
 // `keel trace summary FILE` (OBS-2).
 CommandOutcome RunTraceSummary(const CliOptions& flags) {
   std::ifstream in(flags.trace_summary_file);
+  if (flags.trace_summary_json) return {0, SummarizeTraceJson(in).dump(2) + "\n"};
   return {0, SummarizeTrace(in)};
 }
 

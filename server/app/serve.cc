@@ -64,10 +64,13 @@ std::optional<int> SetUpProcess(const CliOptions& flags, ProcessIo* io) {
 std::optional<int> OpenTrace(const CliOptions& flags, std::unique_ptr<TraceLog>* trace) {
   if (flags.trace_file.empty()) return std::nullopt;
   std::string trace_error;
+  TraceLog::Options options;
+  options.format = ParseTraceFormat(flags.trace_format).value_or(TraceFormat::kJsonl);
+  options.version = KEEL_VERSION;
   *trace = TraceLog::Open(
       flags.trace_file,
       {{"service.name", "keel"}, {"service.version", KEEL_VERSION}, {"process.pid", getpid()}},
-      &trace_error);
+      &trace_error, options);
   if (*trace) return std::nullopt;
   std::cerr << "keel: cannot open --trace-file " << flags.trace_file << ": " << trace_error << "\n";
   return kExitCantCreate;

@@ -28,6 +28,21 @@ const char* Outcome(CallState state) {
   return "error";
 }
 
+// The method a call made for another method answers (AnswerAs); null for a tools/call.
+const char* AnsweredMethod(AnswerAs answer) {
+  switch (answer) {
+    case AnswerAs::kResource:
+      return "resources/read";
+    case AnswerAs::kPrompt:
+      return "prompts/get";
+    case AnswerAs::kCompletion:
+      return "completion/complete";
+    case AnswerAs::kToolResult:
+      break;
+  }
+  return nullptr;
+}
+
 TraceContext ContextOf(const Json& meta) {
   if (meta.is_object()) {
     const auto header = meta.find("traceparent");
@@ -67,6 +82,9 @@ std::shared_ptr<const CallTracer> CallTracer::Start(TraceLog& log, const CallIde
   if (!call.task_id.empty()) attributes["task.id"] = call.task_id;
   TraceEvent event = tracer->CallRecord("tool.call.start", "INFO");
   if (info.with_arguments) event.attributes["gen_ai.tool.call.arguments"] = arguments.dump();
+  // Only the OTLP form (ADO-3) reads these; the JSON lines stay as they were.
+  if (const char* method = AnsweredMethod(call.answer)) event.otlp["mcp.method.name"] = method;
+  if (!info.session_id.empty()) event.otlp["mcp.session.id"] = info.session_id;
   log.Emit(event);
   return tracer;
 }

@@ -36,6 +36,7 @@ class CallTracer {
     std::optional<std::string> policy_version;  // the policy in force, when there is one
     bool with_arguments = false;                // --trace-arguments
     TimePoint now;                              // the loop's clock
+    std::string session_id;  // mcp.session.id (OTLP only, RequestSpans); empty: none
   };
 
   // Writes tool.call.start for `call` (its tool, key and ids) and returns the call's tracer.

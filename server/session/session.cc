@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include "protocol/error_codes.h"
+#include "protocol/mcp_envelope.h"
+#include "protocol/mcp_version.h"
 #include "server/catalog/effective_policy.h"
 #include "server/durable/state_keys.h"
 #include "server/tasks/task_wire.h"
@@ -119,7 +121,11 @@ void Session::HandleMessage(Message& message, ExchangeId exchange, PeerId peer, 
   } reset{current_client_};
   switch (message.kind) {
     case MessageKind::kRequest:
-      HandleRequest(message, exchange, peer);
+      if (request_spans_.enabled()) {
+        TraceRequest(message, exchange, peer);
+      } else {
+        HandleRequest(message, exchange, peer);
+      }
       break;
     case MessageKind::kNotification:
       HandleNotification(message, peer);
@@ -132,6 +138,18 @@ void Session::HandleMessage(Message& message, ExchangeId exchange, PeerId peer, 
                    peer);
       break;
   }
+}
+
+void Session::TraceRequest(Message& message, ExchangeId exchange, PeerId peer) {
+  const bool modern = message.method == "server/discover" || HasModernEnvelope(message.params);
+  const Json meta = message.params.is_object() ? message.params.value("_meta", Json()) : Json();
+  const Json id = message.id;
+  request_spans_.Begin(message.method, id, meta, exchange >= kFirstNetworkId ? "tcp" : "pipe");
+  HandleRequest(message, exchange, peer);
+  const bool legacy_session = !modern && PeerInitialized(peer);
+  request_spans_.End(std::string(modern ? kModernProtocolVersion : LegacyWireOf(peer).version),
+                     legacy_session ? request_spans_.SessionIdOf(peer) : std::string(),
+                     !IdInUse(id, peer));
 }
 
 void Session::HandleOversizedLine(size_t bytes, ExchangeId exchange) {
@@ -150,6 +168,7 @@ size_t Session::ForgetPeer(PeerId peer) {
   const size_t cancelled = coordinator_.CancelPeer(peer) + (tasks_ ? tasks_->CancelPeer(peer) : 0);
   DropListeners(kNoExchange, peer);
   peers_.erase(peer);
+  request_spans_.ForgetPeer(peer);
   spdlog::debug("peer {} gone: cancelled {} request(s)", peer, cancelled);
   return cancelled;
 }

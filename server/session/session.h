@@ -97,6 +97,7 @@
 #include "server/runtime/worker_pool.h"
 #include "server/session/client_log.h"
 #include "server/session/legacy_peer.h"
+#include "server/session/request_spans.h"
 #include "server/surface/surface.h"
 #include "server/tasks/task_manager.h"
 #include "server/tasks/task_store_thread.h"
@@ -255,6 +256,8 @@ class Session {
 
   // session_dispatch.cc: the era, the method, the typed request, the handler.
   void HandleRequest(Message& message, ExchangeId exchange, PeerId peer);
+  // HandleRequest inside its OTLP request span (RequestSpans), when tracing as otlp.
+  void TraceRequest(Message& message, ExchangeId exchange, PeerId peer);
   void HandleModernRequest(Message& message, ExchangeId exchange, PeerId peer);
   void DecodeAndServe(const RequestContext& request, McpMethod method, Json params);
   // A decoded request, to its handler. `tool`: the tool a tools/call names (found while
@@ -390,6 +393,8 @@ class Session {
   std::unique_ptr<TaskManager> tasks_;
   // Live calls' tracers, when tracing.
   std::unordered_map<uint64_t, std::shared_ptr<const CallTracer>> traces_;
+  // --trace-format otlp: the SERVER span of each request no tracer covers (ADO-3).
+  RequestSpans request_spans_{options_.trace};
   std::shared_ptr<CallInbox> inbox_;    // where jobs report (they hold a weak_ptr)
   std::shared_ptr<CallRunner> runner_;  // the worker side; jobs share it
   PolicyHandle policy_;

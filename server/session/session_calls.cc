@@ -42,6 +42,7 @@ void Session::AdmitCall(const RequestContext& request, Tool& tool, Json argument
     ctx.set_meta(std::move(meta));
     ctx.set_identity(std::move(call.identity));
     const Json result = FilterCallResult(ctx.identity(), BoundedResult(tool.Call(ctx), spec.name));
+    request_spans_.NoteResult(request.id, result);
     return Out(request.exchange).SendResponse(EncodeCallResult(ctx.identity(), result));
   }
   const CallLimits limits{Millis(call.policy.timeouts.idle_ms), Millis(call.policy.timeouts.max_ms),
@@ -98,6 +99,7 @@ void Session::RefuseSurfaceCall(const RequestContext& request, const AnswerTarge
   // A refusal a tools/call answers with an isError result is the method's error here.
   const Json result = refusal.as_result ? ErrorResult(refusal.text, refusal.error) : Json();
   if (!refusal.as_result) {
+    request_spans_.NoteError(request.id, refusal.code, refusal.text);
     return Out(request.exchange)
         .SendResponse(EncodeError(request.id, refusal.code, refusal.text, refusal.error));
   }
@@ -112,6 +114,7 @@ void Session::SendRefusal(const RequestContext& request, const ToolSpec& spec,
   if (refusal.as_result) {
     return Reply(request, ForOutputSchema(spec, ErrorResult(refusal.text, refusal.error)));
   }
+  request_spans_.NoteError(request.id, refusal.code, refusal.text);
   Out(request.exchange)
       .SendResponse(EncodeError(request.id, refusal.code, refusal.text, refusal.error));
 }
@@ -142,6 +145,12 @@ std::shared_ptr<const CallTracer> Session::TraceCallStart(
   if (policy_) info.policy_version = policy_->version;
   info.with_arguments = options_.trace_arguments;
   info.now = loop_.clock().Now();
+  if (request_spans_.enabled()) {
+    request_spans_.NoteTraced();
+    if (!admitted.identity.modern && PeerInitialized(admitted.identity.peer)) {
+      info.session_id = request_spans_.SessionIdOf(admitted.identity.peer);
+    }
+  }
   std::shared_ptr<const CallTracer> tracer =
       CallTracer::Start(*options_.trace, admitted.identity, meta, arguments, info);
   traces_[admitted.generation] = tracer;

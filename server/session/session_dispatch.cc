@@ -206,10 +206,12 @@ void Session::CallToolModern(const RequestContext& request, Tool& tool, CallTool
 }
 
 void Session::Reply(const RequestContext& request, const Json& result) {
+  request_spans_.NoteResult(request.id, result);
   Out(request.exchange).SendResponse(EncodeResultAs(request.wire, request.id, result, stamp_));
 }
 
 void Session::ReplyError(ExchangeId exchange, const Json& id, const RpcError& error) {
+  request_spans_.NoteError(id, error.code, error.message);
   Out(exchange).SendResponse(EncodeRpcError(id, error));
 }
 
