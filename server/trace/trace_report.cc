@@ -86,7 +86,7 @@ std::string CountItem(const std::string& attrs, size_t n, const std::string& wha
   return "<li class=\"count\" " + attrs + "><b>" + std::to_string(n) + "</b>" + what + "</li>";
 }
 
-std::string Summary(const TraceModel& model, const ReportOptions& options) {
+std::string SummarySection(const TraceModel& model, const ReportOptions& options) {
   // In this order on the page: good news first.
   std::vector<std::pair<std::string, size_t>> outcomes = {
       {"ok", 0}, {"error", 0}, {"timeout", 0}, {"cancelled", 0}, {"unfinished", 0}};
@@ -191,7 +191,7 @@ std::string RenderTraceReport(const TraceModel& model, const ReportOptions& opti
       "style-src 'unsafe-inline'; img-src data:\">"
       "<title>keel trace report: " +
       HtmlEscape(Clip(options.source, 120)) + "</title><style>" + kStyle + "</style></head><body>";
-  html += Summary(model, options);
+  html += SummarySection(model, options);
   html += Timeline(model, options, axis);
   html += Breakers(model, axis);
   html += LatencySection(model);
