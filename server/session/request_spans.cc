@@ -52,8 +52,8 @@ void RequestSpans::NoteError(const Json& id, int code, const std::string& messag
   open_->span.attributes["rpc.response.status_code"] = text;
 }
 
-void RequestSpans::NoteTraced() {
-  if (open_) open_->traced = true;
+void RequestSpans::NoteTraced(const Json& id) {
+  if (open_ && open_->id == id) open_->traced = true;
 }
 
 void RequestSpans::End(const std::string& protocol_version, const std::string& session_id,

@@ -37,8 +37,8 @@ class RequestSpans {
   // tool_error) or with a JSON-RPC error.
   void NoteResult(const Json& id, const Json& result);
   void NoteError(const Json& id, int code, const std::string& message);
-  // A CallTracer took the open request over: End writes nothing.
-  void NoteTraced();
+  // A CallTracer took the open request `id` over: End writes nothing.
+  void NoteTraced(const Json& id);
   // Its handler returned: writes the span. `answered`: the request no longer has an id in
   // use (false: it is answered later).
   void End(const std::string& protocol_version, const std::string& session_id, bool answered);

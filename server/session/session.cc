@@ -142,7 +142,14 @@ void Session::HandleMessage(Message& message, ExchangeId exchange, PeerId peer, 
 
 void Session::TraceRequest(Message& message, ExchangeId exchange, PeerId peer) {
   const bool modern = message.method == "server/discover" || HasModernEnvelope(message.params);
-  const Json meta = message.params.is_object() ? message.params.value("_meta", Json()) : Json();
+  // Only the traceparent of _meta is kept (the rest may be large).
+  Json meta;
+  if (message.params.is_object()) {
+    const auto given = message.params.find("_meta");
+    if (given != message.params.end() && given->is_object() && given->contains("traceparent")) {
+      meta = {{"traceparent", (*given)["traceparent"]}};
+    }
+  }
   const Json id = message.id;
   request_spans_.Begin(message.method, id, meta, exchange >= kFirstNetworkId ? "tcp" : "pipe");
   HandleRequest(message, exchange, peer);

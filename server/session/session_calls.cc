@@ -146,7 +146,9 @@ std::shared_ptr<const CallTracer> Session::TraceCallStart(
   info.with_arguments = options_.trace_arguments;
   info.now = loop_.clock().Now();
   if (request_spans_.enabled()) {
-    request_spans_.NoteTraced();
+    if (!admitted.identity.request_id.is_null()) {
+      request_spans_.NoteTraced(admitted.identity.request_id);
+    }
     if (!admitted.identity.modern && PeerInitialized(admitted.identity.peer)) {
       info.session_id = request_spans_.SessionIdOf(admitted.identity.peer);
     }

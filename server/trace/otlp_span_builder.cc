@@ -5,6 +5,8 @@
 namespace keel {
 namespace {
 
+constexpr const char* kAttemptSpanName = "keel.attempt";
+
 // Record attribute names that are not OTel registry names, and their keel.* form.
 constexpr std::pair<const char*, const char*> kRenames[] = {
     {"retry.attempt", "keel.retry.attempt"},
@@ -73,7 +75,7 @@ void OtlpSpanBuilder::Start(const TraceEvent& event, int64_t unix_ns, SpanKind k
   span.kind = kind;
   span.start_unix_ns = unix_ns;
   span.attributes = OtlpAttributeNames(event.attributes);
-  if (kind == SpanKind::kServer) {
+  if (event.event == "tool.call.start") {
     ApplyMethodHint(event.otlp, span.attributes);
     if (event.otlp.is_object()) {
       for (const char* key : {"mcp.session.id", "jsonrpc.request.id"}) {
@@ -83,7 +85,7 @@ void OtlpSpanBuilder::Start(const TraceEvent& event, int64_t unix_ns, SpanKind k
     }
     span.name = SpanName(span.attributes);
   } else {
-    span.name = "keel.attempt";
+    span.name = kAttemptSpanName;
     // An attempt repeats none of its call's attributes but the ones that name it.
     if (const OtlpSpan* parent = Open(span.parent_span_id)) {
       for (const auto& [key, value] : parent->attributes.items()) {
@@ -117,7 +119,8 @@ std::vector<OtlpSpan> OtlpSpanBuilder::Finish(const TraceEvent& event, int64_t u
       span.events.back().attributes["keel.reason"] = reason;
     }
   }
-  if (span.kind == SpanKind::kServer && (outcome == "error" || outcome == "timeout")) {
+  const bool call = span.name != kAttemptSpanName;
+  if (call && (outcome == "error" || outcome == "timeout")) {
     const std::string reason = Text(span.attributes, "keel.reason");
     if (reason.rfind("server", 0) == 0) {
       // Shut down: answered with a JSON-RPC internal error (RequestCoordinator::ShutDownAll).
@@ -128,7 +131,7 @@ std::vector<OtlpSpan> OtlpSpanBuilder::Finish(const TraceEvent& event, int64_t u
     }
     span.status = SpanStatus::kError;
     span.status_message = reason;
-  } else if (span.kind == SpanKind::kInternal && outcome == "error") {
+  } else if (!call && outcome == "error") {
     span.status = SpanStatus::kError;
     span.status_message = Text(span.attributes, "error.type");
   }
@@ -140,7 +143,10 @@ std::vector<OtlpSpan> OtlpSpanBuilder::Finish(const TraceEvent& event, int64_t u
 std::vector<OtlpSpan> OtlpSpanBuilder::Add(const TraceEvent& event, int64_t unix_ns) {
   const std::string_view name = event.event;
   if (name == "tool.call.start") {
-    Start(event, unix_ns, SpanKind::kServer);
+    // A task's work answers no request (its tools/call was answered with the task): it is
+    // traced as an internal span, and only requests count as SERVER spans.
+    const bool request = event.attributes.contains("jsonrpc.request.id");
+    Start(event, unix_ns, request ? SpanKind::kServer : SpanKind::kInternal);
     return {};
   }
   if (name == "tool.attempt.start") {

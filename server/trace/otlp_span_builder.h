@@ -1,7 +1,8 @@
 // OtlpSpanBuilder: turns the trace records of calls (TraceEvent, written by CallTracer) into
 // OTLP spans (ADO-3). A call's records share its span; so:
 //   - tool.call.start opens the call's SERVER span, named per the MCP semantic conventions
-//     "{mcp.method.name} {gen_ai.tool.name}"; tool.call.end closes it;
+//     "{mcp.method.name} {gen_ai.tool.name}"; tool.call.end closes it (a task's work, which
+//     answers no request, gets an INTERNAL span of the same name);
 //   - tool.attempt.start opens an INTERNAL child span per attempt; tool.attempt.end closes it;
 //   - every other record (retry.*, breaker.*, timeout.fired, idempotency.*) becomes a span
 //     event (with its time) on the open span it belongs to: the attempt's when its span id is

@@ -4,9 +4,12 @@
 #include <sstream>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 namespace keel::trace_summary_test {
 namespace {
+
+using Json = nlohmann::json;
 
 std::string Record(const std::string& event, const std::string& call, const std::string& tool,
                    const std::string& extra = "") {
@@ -79,6 +82,59 @@ TEST_CASE("a trace line nested deeper than 128 levels is skipped, not summarized
   CAPTURE(summary);
   CHECK(summary.find("1 line(s) were not trace records") != std::string::npos);
   CHECK(summary.find("charge") != std::string::npos);
+}
+
+TEST_CASE("trace summary --json gives the same figures as one object", "[trace][OBS-2][ADO-3]") {
+  std::stringstream trace;
+  trace << Record("tool.attempt.start", "c1", "charge")
+        << Record("tool.attempt.start", "c1", "charge")
+        << Record("tool.call.end", "c1", "charge",
+                  R"(,"keel.intent.id":"charge/k","outcome":"ok","duration_ms":10)")
+        << "not json\n";
+  const Json summary = SummarizeTraceJson(trace);
+  CAPTURE(summary.dump());
+  CHECK(summary["skipped_lines"] == 1);
+  REQUIRE(summary["groups"].size() == 1);
+  const Json& group = summary["groups"][0];
+  CHECK(group["tool"] == "charge");
+  CHECK(group["backend"] == "-");
+  CHECK(group["outcome"] == "ok");
+  CHECK(group["calls"] == 1);
+  CHECK(group["intents"] == 1);
+  CHECK(group["retries"] == 1);
+  CHECK(group["timeouts"] == 0);
+  CHECK(group["breaker_rejects"] == 0);
+  CHECK(group["p50_ms"] == 10.0);
+  CHECK(group["p95_ms"] == 10.0);
+  CHECK(group["backend_operations"] == 0);
+  CHECK(group["calls_per_intent"] == 1.0);
+}
+
+TEST_CASE("trace summary reads otlp span lines as the records they were made of",
+          "[trace][OBS-2][ADO-3]") {
+  const std::string attrs = R"({"key":"keel.call.id","value":{"stringValue":"k-1"}},)"
+                            R"({"key":"gen_ai.tool.name","value":{"stringValue":"charge"}})";
+  const auto line = [](const std::string& spans) {
+    return R"({"resourceSpans":[{"resource":{"attributes":[]},"scopeSpans":[{"scope":{"name":"keel"},"spans":[)" +
+           spans + "]}]}]}\n";
+  };
+  std::stringstream trace;
+  trace
+      << line(R"({"kind":1,"name":"keel.attempt","attributes":[)" + attrs + "]}")
+      << line(R"({"kind":1,"name":"keel.attempt","attributes":[)" + attrs + "]}")
+      << line(
+             R"({"kind":2,"name":"tools/call charge","events":[{"name":"keel.breaker.rejected"}],"attributes":[)" +
+             attrs +
+             R"(,{"key":"keel.outcome","value":{"stringValue":"ok"}},{"key":"keel.duration_ms","value":{"intValue":"12"}}]})");
+  const Json summary = SummarizeTraceJson(trace);
+  CAPTURE(summary.dump());
+  REQUIRE(summary["groups"].size() == 1);
+  CHECK(summary["groups"][0]["tool"] == "charge");
+  CHECK(summary["groups"][0]["outcome"] == "ok");
+  CHECK(summary["groups"][0]["retries"] == 1);
+  CHECK(summary["groups"][0]["breaker_rejects"] == 1);
+  CHECK(summary["groups"][0]["p50_ms"] == 12.0);
+  CHECK(summary["skipped_lines"] == 0);
 }
 
 }  // namespace keel::trace_summary_test
