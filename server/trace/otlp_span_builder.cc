@@ -1,5 +1,6 @@
 #include "server/trace/otlp_span_builder.h"
 
+#include <algorithm>
 #include <string_view>
 
 namespace keel {
@@ -34,14 +35,17 @@ std::string SpanName(const Json& attributes) {
 }
 
 // A call made for another method (a resource read, a prompt, a completion computed by an
-// internal tool call): the span says that method, and the tool under keel.*.
-void ApplyMethodHint(const Json& hints, Json& attributes) {
+// internal tool call): the span says that method, and the tool under keel.*. Appends the
+// names it removed to *omitted.
+void ApplyMethodHint(const Json& hints, Json& attributes, std::vector<std::string>* omitted) {
   const std::string method = Text(hints, "mcp.method.name");
   if (method.empty() || method == "tools/call") return;
   attributes["mcp.method.name"] = method;
   attributes["keel.tool.name"] = attributes.value("gen_ai.tool.name", "");
-  attributes.erase("gen_ai.tool.name");
-  attributes.erase("gen_ai.operation.name");
+  for (const char* key : {"gen_ai.tool.name", "gen_ai.operation.name"}) {
+    attributes.erase(key);
+    omitted->emplace_back(key);
+  }
 }
 
 }  // namespace
@@ -75,8 +79,9 @@ void OtlpSpanBuilder::Start(const TraceEvent& event, int64_t unix_ns, SpanKind k
   span.kind = kind;
   span.start_unix_ns = unix_ns;
   span.attributes = OtlpAttributeNames(event.attributes);
+  std::vector<std::string> omitted;
   if (event.event == "tool.call.start") {
-    ApplyMethodHint(event.otlp, span.attributes);
+    ApplyMethodHint(event.otlp, span.attributes, &omitted);
     if (event.otlp.is_object()) {
       for (const char* key : {"mcp.session.id", "jsonrpc.request.id"}) {
         const std::string value = Text(event.otlp, key);
@@ -91,10 +96,14 @@ void OtlpSpanBuilder::Start(const TraceEvent& event, int64_t unix_ns, SpanKind k
       for (const auto& [key, value] : parent->attributes.items()) {
         if (key == "keel.call.id" || key == "gen_ai.tool.name") continue;
         const auto it = span.attributes.find(key);
-        if (it != span.attributes.end() && *it == value) span.attributes.erase(it);
+        if (it != span.attributes.end() && *it == value) {
+          span.attributes.erase(it);
+          omitted.push_back(key);
+        }
       }
     }
   }
+  if (!omitted.empty()) omitted_[span.span_id] = std::move(omitted);
   open_.emplace(span.span_id, std::move(span));
 }
 
@@ -106,11 +115,20 @@ std::vector<OtlpSpan> OtlpSpanBuilder::Finish(const TraceEvent& event, int64_t u
   }
   OtlpSpan span = std::move(it->second);
   open_.erase(it);
+  std::vector<std::string> omitted;
+  if (const auto left_out = omitted_.find(event.span_id); left_out != omitted_.end()) {
+    omitted = std::move(left_out->second);
+    omitted_.erase(left_out);
+  }
   span.end_unix_ns = unix_ns;
   const Json ended = OtlpAttributeNames(event.attributes);
   for (const auto& [key, value] : ended.items()) {
     // The call's own attributes were set at its start; the end adds what it learned.
-    if (!span.attributes.contains(key)) span.attributes[key] = value;
+    if (span.attributes.contains(key) ||
+        std::find(omitted.begin(), omitted.end(), key) != omitted.end()) {
+      continue;
+    }
+    span.attributes[key] = value;
   }
   const std::string outcome = Text(span.attributes, "keel.outcome");
   if (outcome == "cancelled") {

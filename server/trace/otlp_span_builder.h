@@ -48,6 +48,9 @@ class OtlpSpanBuilder {
   std::vector<OtlpSpan> Finish(const TraceEvent& event, int64_t unix_ns);
 
   std::unordered_map<std::string, OtlpSpan> open_;  // by span id
+  // By span id: attributes its start left out on purpose (an attempt's copies of its call's,
+  // a method hint's gen_ai.*), which its end record's copies must not bring back.
+  std::unordered_map<std::string, std::vector<std::string>> omitted_;
   uint64_t dropped_ = 0;
 };
 
