@@ -619,9 +619,14 @@ CliParse ParseCommandLine(int argc, const char* const* argv) {
   argc = static_cast<int>(args.size());
   argv = args.data();
   CLI::App app(
-      "keel: a stdio MCP server with reliable cancellation, timeouts and "
-      "exactly-once mutations.\nAn MCP host launches it as a subprocess and speaks "
-      "JSON-RPC on its stdin/stdout.",
+      "keel: an MCP server with reliable cancellation, timeouts and exactly-once "
+      "mutations.\nAn MCP host launches it as a subprocess and speaks JSON-RPC on its "
+      "stdin/stdout.\n\n"
+      "  keel --catalog tools.json                 your commands as tools, on stdio\n"
+      "  keel call --catalog tools.json TOOL '{}'  try one tool, print its answer\n"
+      "  keel wrap -- npx -y @modelcontextprotocol/server-memory   guard an existing server\n"
+      "\nMore examples at the end. Docs: man keel, /usr/share/doc/keel/README.md (docs/ in "
+      "the source: catalog.md, policy.md, wrap.md, errors.md).",
       "keel");
   app.footer(kFooter);
   app.set_version_flag("-V,--version", KeelVersionText());
