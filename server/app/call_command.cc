@@ -338,6 +338,10 @@ int RunCallCommand(const CliOptions& flags) {
     for (const int fd : {to_server[0], to_server[1], from_server[0], from_server[1]}) close(fd);
     CliOptions serve_flags = flags;
     serve_flags.call = false;
+    // Only the pipes: a config file's http or no-stdio (a keel service's settings) would bind
+    // the service's port, or leave the pipes unread and the call waiting forever.
+    serve_flags.http.clear();
+    serve_flags.no_stdio = false;
     return Serve(serve_flags);
   }
   close(to_server[0]);

@@ -3,7 +3,8 @@
 // serve them — and prints what the tool answered. The fastest way to try a tool.
 //
 // How: keel forks; the child serves on a pair of pipes exactly as `keel [serve flags]` would
-// on stdio (Serve, serve.h), and the parent is its MCP client: initialize, then one
+// on stdio (Serve, serve.h; never over HTTP: --http and no-stdio, say from a service's
+// config file, are ignored), and the parent is its MCP client: initialize, then one
 // tools/call with a progress token. Forking the real server, rather than calling the tool
 // in-process, is what makes the answer the one an MCP host would get.
 //

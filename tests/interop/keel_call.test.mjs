@@ -144,3 +144,12 @@ test('keel wrap call: one tool of an existing MCP server, through keel\'s pipeli
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /through wrap/);
 });
+
+test('a config file made for a keel service (http, no-stdio) does not stop keel call: it serves only its pipes', (t) => {
+  const dir = freshDir(t, 'keel-call-');
+  mkdirSync(join(dir, 'config', 'keel'), { recursive: true });
+  writeFileSync(join(dir, 'config', 'keel', 'config.toml'), 'http = "127.0.0.1:1"\nno-stdio = true\n');
+  const r = call(t, ['echo', '{"text":"still on pipes"}'], { dir });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, 'still on pipes\n');
+});
