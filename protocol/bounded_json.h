@@ -43,8 +43,8 @@ struct BoundedJson {
 // levels; the depth is measured first, so a deep text costs one pass and no allocation.
 BoundedJson ParseBoundedJson(std::string_view text);
 
-// True when `value` nests deeper than kMaxJsonDepth. Iterative, with an explicit stack of at
-// most kMaxJsonDepth + 1 entries, so it is safe on a value of any depth.
+// True when `value` nests deeper than kMaxJsonDepth. It recurses at most kMaxJsonDepth
+// levels (it stops there), so it is safe on a value of any depth, and allocates nothing.
 bool JsonTooDeep(const nlohmann::json& value);
 
 // For messages: "not JSON", "nested deeper than 128 levels"; "" for kNone.
