@@ -9,6 +9,9 @@
 namespace keel {
 namespace {
 
+// A response's first allocation: enough for the envelope and a small result.
+constexpr size_t kEncodeReserveBytes = 256;
+
 DecodeError Invalid(std::string message, std::optional<Json> id = std::nullopt) {
   return DecodeError{kInvalidRequest, std::move(message), std::move(id)};
 }
@@ -110,18 +113,32 @@ std::string DumpCompact(const Json& value) {
   return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+void AppendCompact(std::string& out, const Json& value) {
+  // What dump() does, minus its own string: the text goes straight to the end of `out`.
+  nlohmann::detail::serializer<Json> serializer(
+      nlohmann::detail::output_adapter<char, std::string>(out), ' ',
+      Json::error_handler_t::replace);
+  serializer.dump(value, false, false, 0);
+}
+
 std::string EncodeResult(const Json& id, const Json& result, std::string_view members) {
-  std::string out = R"({"jsonrpc":"2.0","id":)";
+  std::string out;
+  // Room for a small result at once: the response is built in this one string, which the
+  // outbox then takes as it is.
+  out.reserve(kEncodeReserveBytes + members.size());
+  out += R"({"jsonrpc":"2.0","id":)";
   AppendId(out, id);
   out += R"(,"result":)";
   if (members.empty() || !result.is_object()) {
-    out += DumpCompact(result);
+    AppendCompact(out, result);
   } else {
     out += '{';
     out += members;
     if (!result.empty()) {
       out += ',';
-      out += std::string_view(DumpCompact(result)).substr(1);  // without its '{'
+      const size_t brace = out.size();
+      AppendCompact(out, result);
+      out.erase(brace, 1);  // the result's own '{'
     } else {
       out += '}';
     }

@@ -67,5 +67,7 @@ std::string EncodeRequest(const Json& id, std::string_view method, const Json& p
 
 // Compact serialisation that never throws: invalid UTF-8 is replaced by U+FFFD.
 std::string DumpCompact(const Json& value);
+// The same text appended to `out`, without a string of its own.
+void AppendCompact(std::string& out, const Json& value);
 
 }  // namespace keel

@@ -1,5 +1,7 @@
 #include "server/call/degraded_answer.h"
 
+#include <utility>
+
 #include "ledger/fingerprint.h"
 #include "protocol/iso_time.h"
 
@@ -65,22 +67,31 @@ std::string LastGoodResults::KeyOf(const std::string& tool, const Json& argument
   return tool + '\n' + CanonicalJson(arguments);
 }
 
-void LastGoodResults::Put(const std::string& tool, const Json& arguments, Json result,
+void LastGoodResults::Put(const std::string& tool, const Json& arguments, const Json& result,
                           int64_t now_ms) {
   if (capacity_ == 0) return;
   std::string key = KeyOf(tool, arguments);
-  std::lock_guard<std::mutex> lock(mu_);
-  if (auto it = entries_.find(key); it != entries_.end()) {
-    order_.erase(it->second.position);
-    entries_.erase(it);
+  Json replaced;  // destroyed after the lock is released
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = entries_.find(key); it != entries_.end()) {
+      // The common case, a read called again with the same arguments: the entry becomes the
+      // newest in place, no node freed or allocated, and the result is copied only when it
+      // changed (a comparison allocates nothing; a copy of a result allocates every node).
+      order_.splice(order_.end(), order_, it->second.position);
+      it->second.value.stored_ms = now_ms;
+      if (it->second.value.result != result) {
+        replaced = std::exchange(it->second.value.result, result);
+      }
+      return;
+    }
+    while (entries_.size() >= capacity_) {
+      entries_.erase(order_.front());
+      order_.pop_front();
+    }
+    order_.push_back(key);
+    entries_.emplace(std::move(key), Slot{CachedResult{result, now_ms}, std::prev(order_.end())});
   }
-  while (entries_.size() >= capacity_) {
-    entries_.erase(order_.front());
-    order_.pop_front();
-  }
-  order_.push_back(key);
-  entries_.emplace(std::move(key),
-                   Slot{CachedResult{std::move(result), now_ms}, std::prev(order_.end())});
 }
 
 std::optional<CachedResult> LastGoodResults::Get(const std::string& tool,

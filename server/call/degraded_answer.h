@@ -52,7 +52,7 @@ Json DegradedAnswer(const ToolSpec& spec, const CircuitRejection& rejection,
 class LastGoodResults {
  public:
   explicit LastGoodResults(size_t capacity = 1024) : capacity_(capacity) {}
-  void Put(const std::string& tool, const Json& arguments, Json result, int64_t now_ms);
+  void Put(const std::string& tool, const Json& arguments, const Json& result, int64_t now_ms);
   std::optional<CachedResult> Get(const std::string& tool, const Json& arguments) const;
   size_t size() const;
 
