@@ -48,7 +48,7 @@ void WorkerPool::SubmitAll(std::vector<Job>& jobs) {
     std::lock_guard<std::mutex> lock(mu_);
     for (Job& job : jobs) queue_.push_back(std::move(job));
     pending_ += jobs.size();
-    to_wake = ClaimSleepersLocked(WakesNeededLocked());
+    to_wake = ClaimSleepersLocked(std::min<size_t>(1, WakesNeededLocked()));
   }
   jobs.clear();
   Unpark(to_wake);
@@ -184,7 +184,11 @@ void WorkerPool::WorkerMain(Worker& self) {
       // look again, and park again if there is nothing to take.
       continue;
     }
+    // The wake-up chain: this worker is now inside a job, so if what is still queued needs
+    // a worker it wakes one more, which does the same as it takes its job.
+    Worker* next = ClaimSleepersLocked(std::min<size_t>(1, WakesNeededLocked()));
     lock.unlock();
+    Unpark(next);
     if (taken_hook_) taken_hook_();
     if (fiber == nullptr) {
       fiber = new JobFiber(std::move(job));
@@ -222,7 +226,7 @@ void WorkerPool::QueueResume(JobFiber* fiber) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     resumes_.push_back(fiber);
-    to_wake = ClaimSleepersLocked(WakesNeededLocked());
+    to_wake = ClaimSleepersLocked(std::min<size_t>(1, WakesNeededLocked()));
   }
   Unpark(to_wake);
 }

@@ -17,12 +17,15 @@
 // threads() + held slots' worth of jobs are started and not finished, running or suspended,
 // so --workers bounds the calls that run at once whether they wait blocked or suspended.
 //
-// Wake-ups: a worker that finishes a job looks at the queues before it parks. A job queued
-// (new while a slot is free, or resumed) unparks a parked worker unless a worker awake and
-// between jobs will take it: no job that could start waits while a worker sleeps and every
-// awake worker is inside a job's code (which may take long). A wake-up is a system call plus
-// a context switch on both sides, which costs more than a small tool: the pool makes no
-// wake-up it can do without.
+// Wake-ups: a worker that finishes a job looks at the queues before it parks. Jobs queued
+// (new while a slot is free, or resumed) unpark one parked worker unless a worker awake and
+// between jobs will take them; a worker that takes a job wakes one more the same way
+// before it runs the job (a chain), so the submitting thread — the loop, the server's
+// busiest — makes at most one wake-up per batch, and the others are made by workers. No job
+// that could start waits while a worker sleeps and every awake worker is inside a job's code
+// (which may take long): it waits at most for a worker already woken to take its own job. A
+// wake-up is a system call plus a context switch on both sides, which costs more than a
+// small tool: the pool makes no wake-up it can do without.
 //
 // Held slots: cancellation is cooperative, so a call can be settled while its job still
 // runs, perhaps forever. The caller reports that with Hold() and the pool starts one more
