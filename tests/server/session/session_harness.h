@@ -88,6 +88,7 @@ class SessionHarness {
   FakeClock& clock() { return clock_; }
   RecordingSink& sink() { return sink_; }
   Session& session() { return session_; }
+  WorkerPool& pool() { return pool_; }
   bool finished() const { return finished_; }
 
  private:
