@@ -93,7 +93,7 @@ test('LICENSE is Apache 2.0 and NOTICE names every library keel links against', 
   const packages = {
     'libsqlite3.so': 'libsqlite3-0', 'libspdlog.so': 'libspdlog', 'libfmt.so': 'libfmt',
     'libmicrohttpd.so': 'libmicrohttpd12', 'libre2.so': 'libre2', 'libboost_context.so': 'libboost-context',
-    'libpq.so': 'libpq5', 'libstdc++.so': 'libstdc++6', 'libc.so': 'libc6',
+    'libpq.so': 'libpq5', 'libstdc++.so': 'libstdc++6', 'libc.so': 'libc6', 'libjemalloc.so': 'libjemalloc2',
   };
   const direct = spawnSync('objdump', ['-p', KEEL], { encoding: 'utf8' });
   assert.equal(direct.status, 0, direct.stderr);
