@@ -93,6 +93,23 @@ TEST_CASE("a burst with a job for every worker wakes every parked worker", "[poo
   CHECK(met.load() == 3);
 }
 
+TEST_CASE(
+    "a burst of blocking jobs reaches every parked worker through the wake-up chain, "
+    "each woken worker waking the next",
+    "[pool]") {
+  // SubmitAll wakes one worker; each job below blocks until all eight run at once, so every
+  // later wake-up must come from a worker that took a job before blocking in it.
+  constexpr int kWorkers = 8;
+  Rendezvous rendezvous(kWorkers);
+  std::atomic<int> met{0};
+  WorkerPool pool(kWorkers);
+  std::vector<WorkerPool::Job> jobs;
+  for (int i = 0; i < kWorkers; ++i) jobs.push_back([&] { met += rendezvous.Arrive() ? 1 : 0; });
+  pool.SubmitAll(jobs);
+  REQUIRE(pool.WaitIdle(std::chrono::steady_clock::now() + std::chrono::seconds(60)));
+  CHECK(met.load() == kWorkers);
+}
+
 TEST_CASE("a job queued while a worker is blocked starts on a parked worker", "[pool]") {
   WorkerPool pool(2);
   CancellationToken release;
