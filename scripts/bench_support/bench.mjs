@@ -362,9 +362,9 @@ function report(results, opts, background) {
   const kMin = Math.min(...opts.inflight), kMax = Math.max(...opts.inflight);
   const lines = [];
   lines.push(`keel bench: ${opts.calls} measured echo calls per run after ${opts.warmup} warm-up calls, one stdio connection,`);
-  if (opts.reps > 1) lines.push(`${opts.reps} interleaved repetitions: every figure below is the median of its ${opts.reps} runs.`);
   lines.push(`a fresh server process per (server, in-flight) row. ${cpus().length} CPU core(s): the driver (Node) and the server`);
   lines.push(`share them, so high-throughput rows are partly bounded by the driver (see driver CPU us/call).`);
+  if (opts.reps > 1) lines.push(`${opts.reps} interleaved repetitions: every figure below is the median of its ${opts.reps} runs.`);
   const bg = Math.max(background.before_cores, background.after_cores);
   lines.push(`Background CPU use without the bench: ${fmt(background.before_cores, 2)} cores before, ${fmt(background.after_cores, 2)} after` +
     ` (loadavg ${background.loadavg.split(' ').slice(0, 3).join(' ')}).`);
