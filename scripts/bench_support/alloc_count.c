@@ -134,10 +134,9 @@ int posix_memalign(void **out, size_t align, size_t n) {
   return real_posix_memalign(out, align, n);
 }
 
-/* C++ operator new: jemalloc defines its own (it does not go through malloc), so the new
- * forms are counted here too, by their mangled names, and forwarded to the next definition
- * (jemalloc's, or libstdc++'s, which calls malloc: counted once either way, as the next
- * definition is looked up past this shim). */
+/* C++ operator new, by its mangled names, forwarded to the next definition. jemalloc defines
+ * its own, which does not go through malloc, so it is counted here; libstdc++'s calls malloc,
+ * which counts it already, so it is not (uses_stdcxx_new): each allocation counts once. */
 #define COUNTED_NEW(name, params, args, bytes)                  \
   void *name params {                                           \
     static void *(*next) params;                                \
@@ -146,8 +145,7 @@ int posix_memalign(void **out, size_t align, size_t n) {
     return next args;                                           \
   }
 
-/* libstdc++'s operator new calls malloc (counted there); jemalloc's does not. */
-static int uses_stdcxx_new = -1;
+static int uses_stdcxx_new = -1; /* set by the constructor below */
 
 __attribute__((constructor)) static void alloc_count_new_kind(void) {
   Dl_info info;
