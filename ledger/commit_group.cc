@@ -1,6 +1,8 @@
 #include "ledger/commit_group.h"
 
 #include <algorithm>
+#include <span>
+#include <string_view>
 #include <utility>
 
 #include <sqlite3.h>
@@ -99,6 +101,7 @@ std::vector<CommitGroup::Unit*> CommitGroup::Write(Database& db, std::vector<Uni
   try {
     db.SetBusyTimeout(remaining());
     db.BeginImmediate();
+    begun_.fetch_add(1, std::memory_order_acq_rel);
   } catch (const SqliteError& e) {
     if ((e.code & 0xff) == SQLITE_BUSY) return expire(e);
     for (Unit* u : batch) u->error = std::make_exception_ptr(e);
@@ -134,16 +137,23 @@ std::vector<CommitGroup::Unit*> CommitGroup::Write(Database& db, std::vector<Uni
 }
 
 size_t CommitGroup::RunUnits(Database& db, const std::vector<Unit*>& batch, size_t next) {
+  static constexpr std::string_view kOpen = "SAVEPOINT keel_unit";
+  static constexpr std::string_view kUndo = "ROLLBACK TO SAVEPOINT keel_unit";
+  static constexpr std::string_view kClose = "RELEASE SAVEPOINT keel_unit";
+  bool open = false;  // batch[next]'s savepoint was opened with the one before's close
   for (; next < batch.size(); ++next) {
     Unit* u = batch[next];
-    try {
-      db.Prepare("SAVEPOINT keel_unit").Run();
-    } catch (const SqliteError& e) {
-      u->error = std::make_exception_ptr(e);  // not run; the ones before may still commit
-      u->keep = Keep::kUndo;
-      if (!InTransaction(db)) return next + 1;
-      continue;
+    if (!open) {
+      try {
+        db.Prepare(kOpen).Run();
+      } catch (const SqliteError& e) {
+        u->error = std::make_exception_ptr(e);  // not run; the ones before may still commit
+        u->keep = Keep::kUndo;
+        if (!InTransaction(db)) return next + 1;
+        continue;
+      }
     }
+    open = false;
     try {
       u->keep = (*u->body)(db);
     } catch (...) {
@@ -157,9 +167,17 @@ size_t CommitGroup::RunUnits(Database& db, const std::vector<Unit*>& batch, size
       }
       return next + 1;
     }
+    // This unit's end and the next one's savepoint in one script (one round trip on
+    // PostgreSQL). If any of it fails, this unit is taken as lost with the transaction.
+    std::string_view script[3];
+    size_t statements = 0;
+    if (u->error || u->keep == Keep::kUndo) script[statements++] = kUndo;
+    script[statements++] = kClose;
+    const bool more = next + 1 < batch.size();
+    if (more) script[statements++] = kOpen;
     try {
-      if (u->error || u->keep == Keep::kUndo) db.Prepare("ROLLBACK TO SAVEPOINT keel_unit").Run();
-      db.Prepare("RELEASE SAVEPOINT keel_unit").Run();
+      db.RunScript(std::span<const std::string_view>(script, statements));
+      open = more;
     } catch (const SqliteError& e) {
       if (!u->error && u->keep == Keep::kKeep) u->error = std::make_exception_ptr(Lost(e.what()));
       db.Rollback();

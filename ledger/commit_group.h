@@ -38,6 +38,7 @@
 // Thread-safety: Run() may be called from any thread, each with that thread's own connection.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -79,6 +80,10 @@ class CommitGroup {
   uint64_t units() const;
   // Units waiting for a transaction (not yet taken by a leader).
   size_t queued() const;
+  // The number of the group's transaction that is (or was last) begun: called from a body,
+  // the same for every unit of its transaction and new for each transaction, so a body can
+  // tell whether a read it made in an earlier unit was made under this same write lock.
+  uint64_t transaction_serial() const { return begun_.load(std::memory_order_acquire); }
 
  private:
   struct Unit {
@@ -108,6 +113,7 @@ class CommitGroup {
   bool leading_ = false;       // guarded by mu_
   uint64_t transactions_ = 0;  // guarded by mu_
   uint64_t units_ = 0;         // guarded by mu_
+  std::atomic<uint64_t> begun_{0};
 };
 
 }  // namespace keel

@@ -133,6 +133,10 @@ Statement::~Statement() {
   cursor_->borrowed_ = false;
 }
 
+void Database::RunScript(std::span<const std::string_view> statements) {
+  for (std::string_view sql : statements) Prepare(sql).Run();
+}
+
 Statement Database::Prepare(std::string_view sql) {
   auto it = statements_.find(std::string(sql));
   if (it == statements_.end()) {

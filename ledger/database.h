@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -122,6 +123,12 @@ class Database {
   // A cached prepared statement. Throws SqliteError if the SQL does not compile, or with
   // SQLITE_MISUSE while a Statement of the same SQL text is still alive.
   Statement Prepare(std::string_view sql);
+  // Runs `statements` (no parameters, no rows wanted) in order, inside the open write
+  // transaction, stopping at the first that fails: throws its SqliteError. SQLite runs each
+  // cached statement and keeps those before the failure; on PostgreSQL they go in one round
+  // trip (group commit's savepoints, commit_group.h: one round trip per unit saved), and a
+  // failure aborts the transaction, as any failed statement there does.
+  virtual void RunScript(std::span<const std::string_view> statements);
   // Rows changed by the last INSERT/UPDATE/DELETE.
   virtual int64_t Changes() const = 0;
 

@@ -1,6 +1,8 @@
 // The kill switch for writes (OPS-2): one persisted setting, so it survives restarts and a
 // shell can flip it while keel runs (`keel admin block-writes on|off`). Every write-class
-// tool call reads it just before it would start; a blocked call leaves no ledger claim.
+// tool call reads it just before it would start; keel's in-database mutations read it inside
+// their own write transaction instead (MutationLedger::Options::kill_switch), where no write
+// can slip in between the check and the commit. A blocked call leaves no ledger claim.
 //
 // Thread-safety: none; use the calling thread's own connection.
 // Errors: WritesBlocked() fails closed (reports blocked) if the setting cannot be read;

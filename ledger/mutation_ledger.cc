@@ -151,27 +151,49 @@ int64_t MutationLedger::NowMs() const {
 std::optional<MutationLedger::Outcome> MutationLedger::AnswerFinished(
     const std::string& tool, const std::string& key, const std::string& fingerprint) {
   std::optional<LedgerRecord> row;
-  if (options_.finished != nullptr) row = options_.finished->Find(tool, key, NowMs());
-  if (!row) {
+  if (options_.finished != nullptr) {
+    row = options_.finished->Find(tool, key, NowMs());
+  } else {
     row = ReadRow(db_, tool, key);
-    if (row && options_.finished != nullptr) options_.finished->Remember(*row);
   }
-  if (!row || (row->state != LedgerState::kCommitted && row->state != LedgerState::kFailed)) {
-    return std::nullopt;  // absent or unsettled: the write transaction decides
+  if (!row) return std::nullopt;  // absent: the write transaction decides
+  return AnswerRow(*std::move(row), fingerprint);
+}
+
+std::optional<MutationLedger::Outcome> MutationLedger::AnswerRow(LedgerRecord row,
+                                                                 const std::string& fingerprint) {
+  if (row.state != LedgerState::kCommitted && row.state != LedgerState::kFailed) {
+    return std::nullopt;  // unsettled: the write transaction decides
   }
   Outcome out;
-  if (row->fingerprint != fingerprint) {
+  if (row.fingerprint != fingerprint) {
     out.status = Status::kMismatch;
-    out.error = "idempotency key '" + row->key +
+    out.error = "idempotency key '" + row.key +
                 "' was already used with different arguments "
                 "for tool '" +
-                row->tool + "'";
+                row.tool + "'";
   } else {
     out.status = Status::kReplayed;
-    out.result = row->result;
+    out.result = row.result;
   }
-  out.record = std::move(*row);
+  out.record = std::move(row);
   return out;
+}
+
+KillSwitchState MutationLedger::KillSwitchNow(Database& db) {
+  KillSwitchMemo& memo = *options_.kill_switch;
+  const CommitGroup* const current = &group();
+  const uint64_t serial = current->transaction_serial();
+  {
+    std::lock_guard<std::mutex> lock(memo.mu);
+    if (memo.group == current && memo.serial == serial) return memo.state;
+  }
+  KillSwitchState state = ReadKillSwitch(db);
+  std::lock_guard<std::mutex> lock(memo.mu);
+  memo.group = current;
+  memo.serial = serial;
+  memo.state = state;
+  return state;
 }
 
 MutationLedger::Outcome MutationLedger::Presented(Database& db, const LedgerRecord& row,
@@ -236,7 +258,8 @@ MutationLedger::Outcome MutationLedger::WithNewKey(
     const std::function<CommitGroup::Keep(Database& db, int64_t now, Outcome* out)>& claim) {
   if (fingerprint.empty()) return Failure(Status::kError, "ledger: empty fingerprint");
   int64_t now = 0;
-  bool created = false;  // this call's unit wrote the key's row (kept, not yet committed)
+  bool created = false;            // this call's unit wrote the key's row (kept, not yet committed)
+  bool answered_finished = false;  // the transaction found the key finished
   try {
     now = NowMs();
     if (std::optional<Outcome> finished = AnswerFinished(tool, key, fingerprint)) {
@@ -245,6 +268,14 @@ MutationLedger::Outcome MutationLedger::WithNewKey(
     Outcome out;
     group().Run(db_, wait_budget, [&](Database& db) {
       if (std::optional<LedgerRecord> row = ReadRow(db, tool, key)) {
+        if (std::optional<Outcome> finished = AnswerRow(*row, fingerprint)) {
+          // A replay or a mismatch writes nothing. Kept (not undone) all the same: the row
+          // may be an earlier unit's of this very transaction, and if that does not commit,
+          // this answer must fail with it.
+          out = *std::move(finished);
+          answered_finished = true;
+          return CommitGroup::Keep::kKeep;
+        }
         out = Presented(db, *row, fingerprint, now);
         return CommitGroup::Keep::kKeep;
       }
@@ -252,6 +283,8 @@ MutationLedger::Outcome MutationLedger::WithNewKey(
       created = keep == CommitGroup::Keep::kKeep && out.status == Status::kExecuted;
       return keep;
     });
+    // Committed: a finished row read in the transaction may now be served from memory.
+    if (answered_finished && options_.finished != nullptr) options_.finished->Remember(out.record);
     return out;
   } catch (const SqliteError& e) {
     if (!created || (e.code & 0xff) != SQLITE_IOERR) return FromSqlite(e);
@@ -290,6 +323,15 @@ MutationLedger::Outcome MutationLedger::RunInDatabase(
   using Keep = CommitGroup::Keep;
   return WithNewKey(
       tool, key, fingerprint, wait_budget, [&](Database& db, int64_t now, Outcome* out) {
+        if (options_.kill_switch != nullptr) {
+          KillSwitchState state = KillSwitchNow(db);
+          if (state.blocked) {
+            out->status = Status::kBlocked;
+            out->error = "writes are blocked by the kill switch";
+            out->kill_switch = std::move(state);
+            return Keep::kUndo;
+          }
+        }
         EffectOutcome done;
         try {
           done = effect(db);

@@ -50,6 +50,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -59,12 +60,22 @@
 
 #include "ledger/commit_group.h"
 #include "ledger/database.h"
+#include "ledger/kill_switch.h"
 #include "ledger/writer_gate.h"
 
 namespace keel {
 
 using Json = nlohmann::json;
 class FinishedRows;
+
+// The kill switch as last read inside a group transaction (MutationLedger::Options::
+// kill_switch): the units of one transaction share that read. One per process.
+struct KillSwitchMemo {
+  std::mutex mu;
+  const CommitGroup* group = nullptr;  // guarded by mu, as the two below
+  uint64_t serial = 0;                 // the group's transaction_serial() of the read
+  KillSwitchState state;
+};
 
 enum class LedgerState { kInProgress, kCommitted, kFailed, kNeedsReconciliation };
 // "in_progress", "committed", "failed", "needs_reconciliation" (the strings stored).
@@ -132,6 +143,12 @@ class MutationLedger {
     // Shared by the ledgers of one process: finished rows kept in memory, so that a replay
     // needs no read of the database (finished_rows.h). Null: every replay reads.
     FinishedRows* finished = nullptr;
+    // OPS-2, decided where it is exact: RunInDatabase reads the kill switch inside the write
+    // transaction, right before a new key's effect (a switch set by anyone, in any process,
+    // needs the same write lock, so no write slips in between the check and the commit).
+    // On: kBlocked, nothing written. Read once per group transaction, shared by its units:
+    // one read, not one per write. Null: not checked here (the caller checks first).
+    KillSwitchMemo* kill_switch = nullptr;
   };
 
   enum class Status {
@@ -140,6 +157,7 @@ class MutationLedger {
     kMismatch,             // the key was used with other arguments: nothing ran
     kInProgress,           // another live claim holds the key: retry after retry_after_ms
     kNeedsReconciliation,  // an earlier claim died without an outcome: reconcile by key
+    kBlocked,              // the kill switch is on (Options::kill_switch): nothing ran
     kBusy,                 // the write lock was not free within the wait budget
     kError,                // SQLite failed, or the effect threw: `error` says why
   };
@@ -150,6 +168,7 @@ class MutationLedger {
     LedgerRecord record;  // the row as it stands after the call (when there is one)
     int64_t retry_after_ms = 0;
     std::string error;
+    KillSwitchState kill_switch;  // kBlocked: the switch as read in the transaction
   };
 
   // `db` must stay open while the ledger is used; its schema must be migrated.
@@ -212,9 +231,12 @@ class MutationLedger {
   Outcome Presented(Database& db, const LedgerRecord& row, const std::string& fingerprint,
                     int64_t now);
   // The path every new claim takes: a finished key is answered from a read; otherwise, in
-  // a savepoint of the group's write transaction, an existing row is Presented() and a
-  // missing one is handed to `claim`, which fills `out` on the connection it is given and
-  // says whether its changes are kept.
+  // a savepoint of the group's write transaction, a finished row is answered as that read
+  // would (no write), another existing row is Presented() and a missing one is handed to
+  // `claim`, which fills `out` on the connection it is given and says whether its changes
+  // are kept. With Options::finished the read first is the cache's alone: a key it does not
+  // hold is nearly always new, and the write transaction reads it anyway (one read of the
+  // database per new key, not two; a replay it misses is read there, and kept).
   Outcome WithNewKey(
       const std::string& tool, const std::string& key, const std::string& fingerprint,
       std::chrono::milliseconds wait_budget,
@@ -229,9 +251,14 @@ class MutationLedger {
   Outcome FoundOut(const std::string& tool, const std::string& key, const std::string& fingerprint,
                    int64_t now, const SqliteError& lost);
   // A committed or failed row answers at once from a plain read (no write transaction):
-  // its replay, or a mismatch. Null when the key is absent or not finished.
+  // its replay, or a mismatch. Null when the key is absent or not finished. With
+  // Options::finished, only the cache is read.
   std::optional<Outcome> AnswerFinished(const std::string& tool, const std::string& key,
                                         const std::string& fingerprint);
+  // What a finished `row` answers: its replay, or a mismatch. Null when not finished.
+  static std::optional<Outcome> AnswerRow(LedgerRecord row, const std::string& fingerprint);
+  // The kill switch as read in the group transaction `db` is in (Options::kill_switch).
+  KillSwitchState KillSwitchNow(Database& db);
   // One write running `sql` (waiting up to kOutcomeWait); true when exactly one row changed.
   bool WriteOwnRow(std::string_view sql, const std::function<void(Statement&, int64_t now)>& bind);
   CommitGroup& group() { return options_.group != nullptr ? *options_.group : own_group_; }

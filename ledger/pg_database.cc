@@ -322,6 +322,17 @@ void PgDatabase::RunHere(const char* sql) {
   }
 }
 
+void PgDatabase::RunScript(std::span<const std::string_view> statements) {
+  // One simple-protocol query: PostgreSQL runs its statements in order, in the open
+  // transaction, and stops at the first error (which is the error returned).
+  std::string script;
+  for (std::string_view sql : statements) {
+    if (!script.empty()) script += "; ";
+    script += sql;
+  }
+  Run(script.c_str());
+}
+
 std::string PgDatabase::Exec(const std::string& sql) {
   try {
     Run(sql.c_str());
@@ -362,16 +373,17 @@ void PgDatabase::SetBusyTimeout(std::chrono::milliseconds timeout) {
 
 void PgDatabase::BeginImmediate() {
   in_transaction_ = false;  // any earlier one was ended, or was lost with its connection
-  Run("BEGIN");
-  in_transaction_ = true;
+  // One round trip: a simple-protocol query of two statements, the lock taken in the
+  // transaction the BEGIN opened.
+  static const std::string begin = "BEGIN; SELECT pg_advisory_xact_lock(" +
+                                   std::to_string(kWriterLock) + ", hashtext(current_schema()))";
   try {
-    Run(("SELECT pg_advisory_xact_lock(" + std::to_string(kWriterLock) +
-         ", hashtext(current_schema()))")
-            .c_str());
+    Run(begin.c_str());
   } catch (...) {
     Rollback();  // BEGIN IMMEDIATE that fails leaves no transaction behind, here too
     throw;
   }
+  in_transaction_ = true;
 }
 
 void PgDatabase::Commit() {

@@ -61,6 +61,7 @@ class PgDatabase final : public Database {
 
   Dialect dialect() const override { return Dialect::kPostgres; }
   std::string Exec(const std::string& sql) override;
+  void RunScript(std::span<const std::string_view> statements) override;
   std::string Pragma(const std::string&) override { return {}; }
   int64_t Changes() const override { return changes_; }
   void SetBusyTimeout(std::chrono::milliseconds timeout) override;

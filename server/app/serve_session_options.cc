@@ -25,7 +25,8 @@ constexpr int64_t kTaskCancelWatchMs = 250;
 // On a database shared across machines the kill switch is read at most this often per
 // process (a round trip to the server saved on most write calls); DIST-2 asks that a switch
 // set through any instance reach all within one second. On SQLite it is read at every
-// write call, as before: a local read costs next to nothing.
+// write call: a local read. keel's in-database mutations do not use this read at all: they
+// decide the switch inside their write transaction (ToolSpec::kill_switch_in_transaction).
 constexpr auto kKillSwitchFresh = std::chrono::milliseconds(250);
 
 // The last kill-switch read, shared by the workers.

@@ -6,6 +6,7 @@
 
 #include "protocol/json_rpc.h"
 #include "protocol/tool_result.h"
+#include "server/call/kill_switch_answer.h"
 #include "server/input/client_requests.h"
 #include "server/input/input_round.h"
 
@@ -14,28 +15,6 @@ namespace {
 
 // The answer to a write-class call while the kill switch is on, or cannot be read (it
 // fails closed: a database that cannot be reached): nothing ran.
-Json KillSwitchResult(const Tool& tool, const KillSwitchState& state) {
-  const std::string& name = tool.spec().name;
-  if (state.unreadable) {
-    return ErrorResult(
-        "Writes are refused: keel cannot read its kill switch from the database (" +
-            state.updated_by + "), and refuses writes until it can, so '" + name +
-            "' did not run and changed nothing. Reads still work; retry once the database "
-            "answers.",
-        Json{{"type", "kill_switch"},
-             {"reason", "unreadable"},
-             {"tool", name},
-             {"effect", std::string(EffectClassName(tool.spec().effect))}});
-  }
-  return ErrorResult(
-      "Writes are blocked: keel's kill switch is on, so '" + name +
-          "' did not run and changed nothing. Reads still work. An operator turns it off with "
-          "`keel admin block-writes off`.",
-      Json{{"type", "kill_switch"},
-           {"tool", name},
-           {"effect", std::string(EffectClassName(tool.spec().effect))}});
-}
-
 uint64_t ThreadRandom() {
   thread_local std::mt19937_64 engine{std::random_device{}()};
   return engine();
@@ -88,7 +67,10 @@ bool CallRunner::KeelAsks(const CallIdentity& call) {
 }
 
 std::optional<KillSwitchState> CallRunner::WriteBlocked(const Tool& tool) const {
-  if (!IsWrite(tool.spec().effect) || !options_.writes_blocked) return std::nullopt;
+  const ToolSpec& spec = tool.spec();
+  if (!IsWrite(spec.effect) || spec.kill_switch_in_transaction || !options_.writes_blocked) {
+    return std::nullopt;
+  }
   KillSwitchState state = options_.writes_blocked();
   if (!state.blocked) return std::nullopt;
   return state;
@@ -290,7 +272,7 @@ AttemptOutcome CallRunner::RunAttempt(Tool& tool, ToolContext& ctx, const CallTr
   bool stopped = false;
   try {
     const std::optional<KillSwitchState> blocked = WriteBlocked(tool);
-    result = blocked ? KillSwitchResult(tool, *blocked) : tool.Call(ctx);
+    result = blocked ? KillSwitchAnswer(tool.spec(), *blocked) : tool.Call(ctx);
   } catch (const CallCancelled&) {
     result = TextResult("cancelled");  // the call settled already; this is dropped
     stopped = true;

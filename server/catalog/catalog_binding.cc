@@ -22,6 +22,7 @@ class CatalogTool final : public Tool {
     // Only a read runs on the loop: a write must pass the kill switch and the retry rules,
     // which live on the worker path.
     spec_.runs_on_loop = impl_->spec().runs_on_loop && !IsWrite(spec_.effect);
+    spec_.kill_switch_in_transaction = impl_->spec().kill_switch_in_transaction;
   }
   const ToolSpec& spec() const override { return spec_; }
   Json Call(ToolContext& ctx) override { return impl_->Call(ctx); }

@@ -49,6 +49,11 @@ struct ToolSpec {
   TaskSupport task_support = TaskSupport::kForbidden;
   // What the tool does to the world; write classes are stopped by the kill switch (OPS-2).
   EffectClass effect = EffectClass::kRead;
+  // The tool reads the kill switch itself, inside the write transaction of its effect, and
+  // answers KillSwitchAnswer (server/call/kill_switch_answer.h) when it is on: exact (no
+  // write between the check and the commit) and one read per transaction. The call runner
+  // then does not read it first. keel's in-database mutations (ledger_tools.h) do.
+  bool kill_switch_in_transaction = false;
 
   // From the tool catalog (server/catalog/catalog.h; docs/catalog.md). Built-in specs leave
   // them at their defaults until the catalog describes the tool.

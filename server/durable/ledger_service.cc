@@ -123,7 +123,7 @@ std::unique_ptr<LedgerService> LedgerService::Open(Options options, std::string*
   options.connections = std::max<size_t>(options.connections, 1);
   std::unique_ptr<LedgerService> service(new LedgerService(std::move(options)));
   service->group_ = std::make_unique<CommitGroup>(&service->writer_, std::move(writer));
-  if (service->spans_machines()) service->finished_ = std::make_unique<FinishedRows>();
+  service->finished_ = std::make_unique<FinishedRows>();
   // The connection that migrated is the pool's first.
   service->all_.push_back(service->OpenPooled(std::move(db)));
   service->idle_.push_back(service->all_.back().get());
@@ -225,6 +225,7 @@ MutationLedger::Options LedgerService::LedgerOptions() {
   options.writer = &writer_;
   options.group = group_.get();
   options.finished = finished_.get();
+  options.kill_switch = &kill_switch_;
   return options;
 }
 
@@ -264,7 +265,8 @@ bool LedgerOwnerGone(const std::string& owner, const std::string& self) {
 
 Json LedgerService::RunKeyed(const std::string& tool, const std::string& key, const Json& arguments,
                              std::chrono::milliseconds wait,
-                             const std::function<EffectOutcome(Database&)>& effect) {
+                             const std::function<EffectOutcome(Database&)>& effect,
+                             const BlockedAnswer& blocked) {
   const std::string fingerprint = Fingerprint(tool, arguments);
   std::optional<Lease> lease;
   try {
@@ -279,6 +281,7 @@ Json LedgerService::RunKeyed(const std::string& tool, const std::string& key, co
   MutationLedger::Outcome outcome =
       lease->ledger().RunInDatabase(tool, key, fingerprint, wait, effect);
   if (outcome.status == MutationLedger::Status::kExecuted) return outcome.result;
+  if (outcome.status == MutationLedger::Status::kBlocked) return blocked(outcome.kill_switch);
   return LedgerAnswer(std::move(outcome), tool, key);
 }
 
@@ -327,6 +330,7 @@ Json LedgerAnswer(MutationLedger::Outcome outcome, const std::string& tool,
                       "The ledger was busy with another writer; nothing was executed. Retry "
                       "with the same key and arguments.",
                       tool, key, std::max<int64_t>(outcome.retry_after_ms, 50));
+    case MutationLedger::Status::kBlocked:  // RunKeyed answers it with the tool's own words
     case MutationLedger::Status::kError:
       break;
   }
@@ -337,7 +341,8 @@ Json LedgerAnswer(MutationLedger::Outcome outcome, const std::string& tool,
                   tool, key, 100);
 }
 
-Json LedgerService::RunUnkeyed(const std::function<EffectOutcome(Database&)>& effect) {
+Json LedgerService::RunUnkeyed(const std::function<EffectOutcome(Database&)>& effect,
+                               const BlockedAnswer& blocked) {
   try {
     const Lease lease = Borrow();
     Database& db = lease.db();
@@ -347,6 +352,9 @@ Json LedgerService::RunUnkeyed(const std::function<EffectOutcome(Database&)>& ef
                          Json{{"type", "ledger_busy"}, {"retry_after_ms", 100}});
     }
     WriteTransaction transaction(db);
+    // Read under the write lock: nothing can turn the switch on before this commits.
+    const KillSwitchState state = ReadKillSwitch(db);
+    if (state.blocked) return blocked(state);  // rolled back by the destructor
     EffectOutcome outcome = effect(db);
     if (outcome.transient) return outcome.result;  // rolled back by the destructor
     transaction.Commit();

@@ -99,14 +99,21 @@ class LedgerService {
   size_t connections_open() const;
   size_t connections_lent() const;
 
+  // What a mutation answers when the kill switch, read in its transaction, is on.
+  using BlockedAnswer = std::function<Json(const KillSwitchState& state)>;
+
   // Runs `effect` inside the ledger's transaction under (tool, key) (IDEM-3), and returns
   // the CallToolResult to send: the effect's, a marked replay, or an isError result.
-  // `wait` bounds how long it waits for another writer.
+  // `wait` bounds how long it waits for another writer. A new key's effect runs only if the
+  // kill switch, read in the same transaction, is off; else `blocked` answers (OPS-2).
   Json RunKeyed(const std::string& tool, const std::string& key, const Json& arguments,
                 std::chrono::milliseconds wait,
-                const std::function<EffectOutcome(Database&)>& effect);
-  // Without a key: the effect runs every time, in its own transaction (IDEM-1).
-  Json RunUnkeyed(const std::function<EffectOutcome(Database&)>& effect);
+                const std::function<EffectOutcome(Database&)>& effect,
+                const BlockedAnswer& blocked);
+  // Without a key: the effect runs every time, in its own transaction (IDEM-1), if the kill
+  // switch read in it is off.
+  Json RunUnkeyed(const std::function<EffectOutcome(Database&)>& effect,
+                  const BlockedAnswer& blocked);
 
   const Options& options() const { return options_; }
 
@@ -149,8 +156,10 @@ class LedgerService {
   };
   std::unordered_map<const void*, Holding> held_;  // guarded by mu_: by CurrentJob()
   std::unique_ptr<InstanceHeartbeat> heartbeat_;   // PostgreSQL, once JoinInstances()
-  // PostgreSQL: finished rows kept for replays (finished_rows.h); a replay from a local
-  // SQLite file is a cheap read already.
+  // The kill switch as read in the current group transaction (mutation_ledger.h).
+  KillSwitchMemo kill_switch_;
+  // Finished rows kept for replays (finished_rows.h): on PostgreSQL a replay is otherwise a
+  // round trip; on both, a new key then skips a read before its write transaction.
   std::unique_ptr<FinishedRows> finished_;
 };
 

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <optional>
 #include <random>
 
 #include <spdlog/spdlog.h>
@@ -10,6 +11,7 @@
 #include "ledger/fingerprint.h"
 #include "protocol/iso_time.h"
 #include "server/call/idempotency_key.h"
+#include "server/call/kill_switch_answer.h"
 #include "server/runtime/clock.h"
 
 namespace keel {
@@ -37,6 +39,7 @@ class MutationTool : public Tool {
       : ledger_(std::move(ledger)), crash_at_(std::move(crash_at)) {
     spec_.task_support = TaskSupport::kOptional;
     spec_.effect = EffectClass::kUnsafeWrite;
+    spec_.kill_switch_in_transaction = true;  // the ledger reads it in the effect's transaction
     spec_.annotations = Json{{"readOnlyHint", false},
                              {"destructiveHint", false},
                              {"idempotentHint", false},
@@ -60,9 +63,10 @@ class MutationTool : public Tool {
     // A task's deadline can be hours away; a writer waits for the lock 30 s at most.
     const auto wait = std::min<std::chrono::milliseconds>(ctx.remaining(), kMaxLockWait);
     ctx.checkpoint();  // cancelled before the effect: it never runs
-    Json result = key.empty()
-                      ? ledger_->RunUnkeyed(effect)
-                      : ledger_->RunKeyed(spec_.name, key, ctx.intent_arguments(), wait, effect);
+    auto blocked = [this](const KillSwitchState& state) { return KillSwitchAnswer(spec_, state); };
+    Json result = key.empty() ? ledger_->RunUnkeyed(effect, blocked)
+                              : ledger_->RunKeyed(spec_.name, key, ctx.intent_arguments(), wait,
+                                                  effect, blocked);
     CrashIfAt("before_result");
     return result;
   }
@@ -137,32 +141,46 @@ class ChargeAccount final : public MutationTool {
   EffectOutcome Effect(Database& db, const Json& args, const std::string& key) override {
     const std::string account = args.at("account").get<std::string>();
     const int64_t cents = args.at("cents").get<int64_t>();
-    db.Prepare("INSERT INTO accounts(account, balance_cents) VALUES(?1, ?2) ON CONFLICT DO NOTHING")
-        .Bind(1, account)
-        .Bind(2, kOpeningBalanceCents)
-        .Run();
-    int64_t balance = 0;
+    // The common case in one statement: an open account with the funds. Otherwise it is
+    // opened if new, and its balance read to charge or refuse.
+    std::optional<int64_t> balance_after;
     {
-      Statement read = db.Prepare("SELECT balance_cents FROM accounts WHERE account = ?1");
-      read.Bind(1, account);
-      read.Step();
-      balance = read.Int64(0);
+      Statement charge = db.Prepare(
+          "UPDATE accounts SET balance_cents = balance_cents - ?2 "
+          "WHERE account = ?1 AND balance_cents >= ?2 RETURNING balance_cents");
+      charge.Bind(1, account).Bind(2, cents);
+      if (charge.Step()) balance_after = charge.Int64(0);
     }
-    if (balance < cents) {
-      EffectOutcome refused;
-      refused.failed = true;
-      refused.result = ErrorResult(
-          "Insufficient funds: " + account + " has " + std::to_string(balance) +
-              " cents, the charge was " + std::to_string(cents) + "; nothing was charged.",
-          Json{{"type", "insufficient_funds"}, {"balance_cents", balance}});
-      return refused;
+    if (!balance_after) {
+      db.Prepare(
+            "INSERT INTO accounts(account, balance_cents) VALUES(?1, ?2) ON CONFLICT DO NOTHING")
+          .Bind(1, account)
+          .Bind(2, kOpeningBalanceCents)
+          .Run();
+      int64_t balance = 0;
+      {
+        Statement read = db.Prepare("SELECT balance_cents FROM accounts WHERE account = ?1");
+        read.Bind(1, account);
+        read.Step();
+        balance = read.Int64(0);
+      }
+      if (balance < cents) {
+        EffectOutcome refused;
+        refused.failed = true;
+        refused.result = ErrorResult(
+            "Insufficient funds: " + account + " has " + std::to_string(balance) +
+                " cents, the charge was " + std::to_string(cents) + "; nothing was charged.",
+            Json{{"type", "insufficient_funds"}, {"balance_cents", balance}});
+        return refused;
+      }
+      db.Prepare("UPDATE accounts SET balance_cents = balance_cents - ?2 WHERE account = ?1")
+          .Bind(1, account)
+          .Bind(2, cents)
+          .Run();
+      balance_after = balance - cents;
     }
     const std::string charge_id = FreshId("ch");
     const int64_t now = WallClockMs();
-    db.Prepare("UPDATE accounts SET balance_cents = balance_cents - ?2 WHERE account = ?1")
-        .Bind(1, account)
-        .Bind(2, cents)
-        .Run();
     Statement insert = db.Prepare(
         "INSERT INTO charges(charge_id, account, cents, idempotency_key, created_ms) "
         "VALUES(?1, ?2, ?3, ?4, ?5)");
@@ -174,14 +192,14 @@ class ChargeAccount final : public MutationTool {
     insert.Run();
     EffectOutcome done;
     done.operation_id = charge_id;
-    done.result = StructuredResult("Charged " + std::to_string(cents) + " cents to " + account +
-                                       " (charge " + charge_id + "); balance " +
-                                       std::to_string(balance - cents) + " cents.",
-                                   Json{{"charge_id", charge_id},
-                                        {"account", account},
-                                        {"cents", cents},
-                                        {"balance_cents", balance - cents},
-                                        {"executed_at", IsoTime(now)}});
+    done.result =
+        StructuredResult("Charged " + std::to_string(cents) + " cents to " + account + " (charge " +
+                             charge_id + "); balance " + std::to_string(*balance_after) + " cents.",
+                         Json{{"charge_id", charge_id},
+                              {"account", account},
+                              {"cents", cents},
+                              {"balance_cents", *balance_after},
+                              {"executed_at", IsoTime(now)}});
     return done;
   }
 };

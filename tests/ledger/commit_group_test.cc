@@ -315,3 +315,33 @@ TEST_CASE("IDEM-3 ledgers racing new keys through one group run each effect once
 }
 
 }  // namespace commit_group_test
+
+namespace commit_group_test {
+
+TEST_CASE("a script runs its statements in order and stops at the first that fails",
+          "[ledger][IDEM-3]") {
+  LedgerFile file(GENERATE(Catch::Generators::from_range(keel::LedgerBackends())));
+  auto db = file.Open();
+  db->BeginImmediate();
+  const std::string_view good[] = {"SAVEPOINT s1",
+                                   "INSERT INTO charges VALUES('a', 'acct-1', 1, NULL, 0)",
+                                   "RELEASE SAVEPOINT s1"};
+  db->RunScript(good);
+  const std::string_view bad[] = {"INSERT INTO charges VALUES('b', 'acct-1', 1, NULL, 0)",
+                                  "INSERT INTO charges VALUES('a', 'acct-1', 1, NULL, 0)",
+                                  "INSERT INTO charges VALUES('c', 'acct-1', 1, NULL, 0)"};
+  CHECK_THROWS_AS(db->RunScript(bad), SqliteError);  // 'a' twice: a unique violation
+  if (db->dialect() == Database::Dialect::kSqlite) {
+    // SQLite keeps what ran before the failure, and the transaction.
+    CHECK(HasCharge(*db, "b"));
+    CHECK_FALSE(HasCharge(*db, "c"));
+    db->Commit();
+    CHECK(CountCharges(*db) == 2);
+  } else {
+    // PostgreSQL's transaction is aborted by the error: nothing of it commits.
+    db->Rollback();
+    CHECK(CountCharges(*db) == 0);
+  }
+}
+
+}  // namespace commit_group_test

@@ -23,8 +23,10 @@ struct ExpiringLedger {
   std::shared_ptr<LedgerService> ledger = db.Open("keel-test", /*ttl_ms=*/0);
 
   void Finish(const std::string& key) {
-    ledger->RunKeyed("charge", key, Json{{"cents", 1}}, 1s,
-                     [](Database&) { return EffectOutcome{TextResult("done")}; });
+    ledger->RunKeyed(
+        "charge", key, Json{{"cents", 1}}, 1s,
+        [](Database&) { return EffectOutcome{TextResult("done")}; },
+        [](const KillSwitchState&) { return TextResult("blocked"); });
   }
   bool Remembers(const std::string& key) {
     return ledger->Borrow().ledger().Lookup("charge", key).has_value();

@@ -151,10 +151,14 @@ TEST_CASE("a keyed call that finds no connection free answers ledger_busy and ru
   std::unique_ptr<LedgerService> service = OpenPool(file, 1);
   Holder holder(*service);
   bool ran = false;
-  const Json answer =
-      service->RunKeyed("charge", "k1", Json{{"amount", 1}}, Millis(0), [&](Database&) {
+  const Json answer = service->RunKeyed(
+      "charge", "k1", Json{{"amount", 1}}, Millis(0),
+      [&](Database&) {
         ran = true;
         return EffectOutcome{Json{{"content", Json::array()}}};
+      },
+      [](const KillSwitchState&) {
+        return Json{{"blocked", true}};
       });
   CHECK_FALSE(ran);
   CHECK(answer["isError"] == true);
@@ -162,10 +166,14 @@ TEST_CASE("a keyed call that finds no connection free answers ledger_busy and ru
   holder.Release();
   holder.WaitReturned();
   // The key was never taken: the same call runs once a connection is free.
-  const Json later =
-      service->RunKeyed("charge", "k1", Json{{"amount", 1}}, Millis(5000), [&](Database&) {
+  const Json later = service->RunKeyed(
+      "charge", "k1", Json{{"amount", 1}}, Millis(5000),
+      [&](Database&) {
         ran = true;
         return EffectOutcome{Json{{"content", Json::array()}}};
+      },
+      [](const KillSwitchState&) {
+        return Json{{"blocked", true}};
       });
   CHECK(ran);
   CHECK_FALSE(later.contains("isError"));
