@@ -21,11 +21,15 @@ constexpr int64_t kOpeningBalanceCents = 100000;
 constexpr int64_t kOpeningStock = 100;
 constexpr std::chrono::milliseconds kMaxLockWait{30000};
 
-// A fresh id per execution ("ch_3f9a..."), so two executions never look like one replay.
+// A fresh id per execution ("ch_019ae3c2a5b4f1e2d3c4b5a697"), so two executions never look
+// like one replay: the wall-clock milliseconds (11 hex digits), then 64 random bits. Time
+// first, so ids written together sit together in their table's index: a transaction of
+// many charges dirties one index page, not one per charge (fewer WAL pages per commit).
 std::string FreshId(const char* prefix) {
   thread_local std::mt19937_64 random{std::random_device{}()};
-  char text[40];
-  std::snprintf(text, sizeof(text), "%s_%016llx", prefix,
+  char text[48];
+  std::snprintf(text, sizeof(text), "%s_%011llx%016llx", prefix,
+                static_cast<unsigned long long>(WallClockMs()) & 0xfffffffffffULL,
                 static_cast<unsigned long long>(random()));
   return text;
 }
