@@ -34,6 +34,14 @@ std::string FreshId(const char* prefix) {
   return text;
 }
 
+// A terminal refusal of a demo effect (nothing changed): stored as failed and replayed so.
+EffectOutcome Refused(const std::string& text, const Json& error) {
+  EffectOutcome refused;
+  refused.failed = true;
+  refused.result = ErrorResult(text, error);
+  return refused;
+}
+
 // A tool whose effect lives in keel's own database, run exactly once per idempotency key.
 class MutationTool : public Tool {
  public:
@@ -169,13 +177,10 @@ class ChargeAccount final : public MutationTool {
         balance = read.Int64(0);
       }
       if (balance < cents) {
-        EffectOutcome refused;
-        refused.failed = true;
-        refused.result = ErrorResult(
-            "Insufficient funds: " + account + " has " + std::to_string(balance) +
-                " cents, the charge was " + std::to_string(cents) + "; nothing was charged.",
-            Json{{"type", "insufficient_funds"}, {"balance_cents", balance}});
-        return refused;
+        return Refused("Insufficient funds: " + account + " has " + std::to_string(balance) +
+                           " cents, the charge was " + std::to_string(cents) +
+                           "; nothing was charged.",
+                       Json{{"type", "insufficient_funds"}, {"balance_cents", balance}});
       }
       db.Prepare("UPDATE accounts SET balance_cents = balance_cents - ?2 WHERE account = ?1")
           .Bind(1, account)
@@ -248,13 +253,10 @@ class ReserveInventory final : public MutationTool {
       stock = read.Int64(0);
     }
     if (stock < quantity) {
-      EffectOutcome refused;
-      refused.failed = true;
-      refused.result = ErrorResult(
-          "Out of stock: " + tenant + "/" + sku + " has " + std::to_string(stock) + " left, " +
-              std::to_string(quantity) + " were asked; nothing was reserved.",
-          Json{{"type", "out_of_stock"}, {"stock", stock}});
-      return refused;
+      return Refused("Out of stock: " + tenant + "/" + sku + " has " + std::to_string(stock) +
+                         " left, " + std::to_string(quantity) +
+                         " were asked; nothing was reserved.",
+                     Json{{"type", "out_of_stock"}, {"stock", stock}});
     }
     const std::string reservation_id = FreshId("rsv");
     const int64_t now = WallClockMs();

@@ -49,6 +49,37 @@ struct Writer {
   std::unique_ptr<MutationLedger> ledger;
 };
 
+// A first group transaction held open until Release(): what queues meanwhile goes into the
+// next transaction. `before_commit` runs in it once released.
+class HeldTransaction {
+ public:
+  HeldTransaction(CommitGroup& group, LedgerFile& file,
+                  std::function<void(Database&)> before_commit = nullptr)
+      : db_(file.Open()), thread_([this, &group, before_commit] {
+          group.Run(*db_, 10s, [this, &before_commit](Database& db) {
+            entered_.count_down();
+            release_.wait();
+            if (before_commit) before_commit(db);
+            return Keep::kKeep;
+          });
+        }) {
+    entered_.wait();
+  }
+  ~HeldTransaction() { Release(); }
+  void Release() {
+    if (thread_.joinable()) {
+      release_.count_down();
+      thread_.join();
+    }
+  }
+
+ private:
+  std::unique_ptr<Database> db_;
+  std::latch entered_{1};
+  std::latch release_{1};
+  std::thread thread_;
+};
+
 }  // namespace
 
 TEST_CASE("OPS-2 a switch turned on while a new key waits for the write lock stops its effect",
@@ -56,26 +87,15 @@ TEST_CASE("OPS-2 a switch turned on while a new key waits for the write lock sto
   LedgerFile file(GENERATE(from_range(LedgerBackends())));
   CommitGroup group;
   KillSwitchMemo memo;
-  std::latch entered{1}, release{1};
   // The first transaction: it turns the switch on, but only once the mutation is queued.
-  auto holder_db = file.Open();
-  std::thread holder([&] {
-    group.Run(*holder_db, 10s, [&](Database& db) {
-      entered.count_down();
-      release.wait();
-      TurnOn(db);
-      return Keep::kKeep;
-    });
-  });
-  entered.wait();
+  HeldTransaction holder(group, file, TurnOn);
   ChargeEffect charge;
   auto mutation = std::async(std::launch::async, [&] {
     Writer writer(file, group, memo);
     return writer.Charge("k1", charge);
   });
   while (group.queued() < 1) std::this_thread::yield();  // it has decided nothing yet
-  release.count_down();
-  holder.join();
+  holder.Release();
   const MutationLedger::Outcome out = mutation.get();
   CHECK(out.status == Status::kBlocked);
   CHECK(out.kill_switch.blocked);
@@ -108,16 +128,7 @@ TEST_CASE("OPS-2 the units of one transaction share one read of the switch", "[l
   LedgerFile file(GENERATE(from_range(LedgerBackends())));
   CommitGroup group;
   KillSwitchMemo memo;
-  std::latch entered{1}, release{1};
-  auto holder_db = file.Open();
-  std::thread holder([&] {
-    group.Run(*holder_db, 10s, [&](Database&) {
-      entered.count_down();
-      release.wait();
-      return Keep::kKeep;
-    });
-  });
-  entered.wait();
+  HeldTransaction holder(group, file);
   ChargeEffect first, second;
   second.charge_id = "ch-2";
   auto one = std::async(std::launch::async, [&] {
@@ -130,8 +141,7 @@ TEST_CASE("OPS-2 the units of one transaction share one read of the switch", "[l
     return writer.Charge("k2", second);
   });
   while (group.queued() < 2) std::this_thread::yield();
-  release.count_down();
-  holder.join();
+  holder.Release();
   CHECK(one.get().status == Status::kExecuted);
   CHECK(two.get().status == Status::kExecuted);
   CHECK(group.transactions() == 2);  // the holder's, then both mutations' together
