@@ -13,8 +13,6 @@
 namespace keel {
 namespace {
 
-// The answer to a write-class call while the kill switch is on, or cannot be read (it
-// fails closed: a database that cannot be reached): nothing ran.
 uint64_t ThreadRandom() {
   thread_local std::mt19937_64 engine{std::random_device{}()};
   return engine();
