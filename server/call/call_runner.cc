@@ -129,6 +129,7 @@ void CallRunner::Run(Work& work, const RetryCall& call) {
         call, deps,
         [&](const AttemptInfo& info) {
           ctx.set_deadline(info.deadline);
+          ctx.set_attempt_started(info.started);
           ctx.set_attempt(info.attempt, info.attempt_id);
           AttemptOutcome attempt = GuardedAttempt(tool, ctx, *breaker, *work.control, tracer, info);
           threw = attempt.threw;

@@ -144,6 +144,9 @@ class ToolContext {
   // blocking waits stay inside it.
   TimePoint deadline() const { return deadline_; }
   void set_deadline(TimePoint deadline) { deadline_ = deadline; }
+  // When the attempt started (the attempt timeout counts from here), on the same clock.
+  TimePoint attempt_started() const { return attempt_started_; }
+  void set_attempt_started(TimePoint started) { attempt_started_ = started; }
   // Time left before the deadline, never negative, on the worker clock the call runs under
   // (the steady clock unless set).
   Millis remaining() const {
@@ -199,6 +202,7 @@ class ToolContext {
   int attempt_ = 1;
   std::string attempt_id_;
   TimePoint deadline_ = TimePoint::max();
+  TimePoint attempt_started_{};
   const Clock* clock_ = nullptr;
   CancellationToken token_;
   ProgressFn progress_;

@@ -134,6 +134,7 @@ RetryOutcome RetryExecutor::Run(const RetryCall& call, const Deps& deps, const A
     const AttemptInfo info{
         .attempt = n,
         .attempt_id = AttemptId(call.intent_id, n),
+        .started = start,
         .deadline = std::min(call.call_deadline, start + Millis(call.policy.timeouts.attempt_ms))};
     AttemptResult attempted = attempt(info);
     outcome.result = std::move(attempted.result);

@@ -91,7 +91,8 @@ std::string_view RetryEventName(RetryEvent::Kind kind);
 struct AttemptInfo {
   int attempt = 1;         // 1-based
   std::string attempt_id;  // AttemptId(intent_id, attempt)
-  TimePoint deadline;      // min(call deadline, attempt start + attempt_ms)
+  TimePoint started;       // when the attempt started, on the executor's clock
+  TimePoint deadline;      // min(call deadline, started + attempt_ms)
 };
 
 // What one attempt returned and how it failed (ClassifyResult; nullopt: success), classified

@@ -32,8 +32,9 @@ class BackendTool : public Tool {
       ctx.token().WaitUntil(until);
       ctx.checkpoint();
       if (answer_at > ctx.deadline()) {
-        // The request is out; whether the backend acted on it is unknown.
-        const int64_t waited = ToMillis(std::chrono::steady_clock::now() - sent);
+        // The request is out; whether the backend acted on it is unknown. The time is the
+        // attempt's, as the attempt timeout counts it (from before `sent`).
+        const int64_t waited = ToMillis(std::chrono::steady_clock::now() - ctx.attempt_started());
         return ErrorResult("The deployment API did not answer within the attempt timeout (" +
                                std::to_string(waited) +
                                " ms); the request may have been "

@@ -404,16 +404,19 @@ TEST_CASE("shadow mode still marks an ambiguous unsafe write as needing reconcil
   CHECK(h.events[0].decision.reason == R::kUnsafeWriteAmbiguous);
 }
 
-TEST_CASE("each attempt's deadline is the earlier of the call deadline and now plus attempt_ms",
-          "[retry]") {
+TEST_CASE(
+    "each attempt's deadline is the earlier of the call deadline and its start plus attempt_ms",
+    "[retry]") {
   Harness h;
   h.call.policy.timeouts.attempt_ms = 1000;
   h.call.call_deadline = h.t0 + Millis(1100);
   h.script = {Fail("backend_503")};
   REQUIRE(h.Run().attempts == 2);
   REQUIRE(h.attempts.size() == 2);
+  CHECK(h.attempts[0].started == h.t0);
   CHECK(h.attempts[0].deadline == h.t0 + Millis(1000));  // attempt_ms first
   // The retry starts at t0 + 125 ms; t0 + 1125 ms would pass the call deadline.
+  CHECK(h.attempts[1].started == h.t0 + Millis(125));
   CHECK(h.attempts[1].deadline == h.t0 + Millis(1100));
 }
 
