@@ -28,7 +28,7 @@ TEST_CASE("a request id already in flight is refused and the first call continue
   REQUIRE(h.sink().ForId(5).size() == 1);
   CHECK(h.sink().ForId(5)[0]["error"]["code"] == -32600);
   h.Send(h.Call(6, "latch_release", {{"name", "dup"}}));
-  for (int i = 0; i < 200 && h.sink().ForId(5).size() < 2; ++i) h.Pump(), h.WaitFor(99);
+  REQUIRE(h.WaitUntil([&] { return h.sink().ForId(5).size() >= 2; }));
   REQUIRE(h.sink().ForId(5).size() == 2);
   CHECK(h.sink().ForId(5)[1]["result"]["content"][0]["text"] == "released dup");
 }
@@ -205,8 +205,7 @@ TEST_CASE(
   h.Send(h.Call(5, "latch_release", {{"name", "other"}}));
   REQUIRE(h.WaitFor(3));
   h.Send(h.Call(6, "latch_release", {{"name", "stubborn"}}));
-  for (int i = 0; i < 200 && h.session().coordinator().draining() > 0; ++i) h.WaitFor(99);
-  CHECK(h.session().coordinator().draining() == 0);
+  CHECK(h.WaitUntil([&] { return h.session().coordinator().draining() == 0; }));
   CHECK(h.sink().ForId(1).empty());
 }
 
