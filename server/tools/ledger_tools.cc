@@ -75,7 +75,12 @@ class MutationTool : public Tool {
     // A task's deadline can be hours away; a writer waits for the lock 30 s at most.
     const auto wait = std::min<std::chrono::milliseconds>(ctx.remaining(), kMaxLockWait);
     ctx.checkpoint();  // cancelled before the effect: it never runs
-    auto blocked = [this](const KillSwitchState& state) { return KillSwitchAnswer(spec_, state); };
+    // The answer names the tool as the client was shown it: a catalog may declare this
+    // write under another write class (CatalogTool's spec, the registry's tool).
+    const Tool* shown = ctx.identity().tool;
+    auto blocked = [this, shown](const KillSwitchState& state) {
+      return KillSwitchAnswer(shown != nullptr ? shown->spec() : spec_, state);
+    };
     Json result = key.empty() ? ledger_->RunUnkeyed(effect, blocked)
                               : ledger_->RunKeyed(spec_.name, key, ctx.intent_arguments(), wait,
                                                   effect, blocked);
