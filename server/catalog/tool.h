@@ -144,7 +144,8 @@ class ToolContext {
   // blocking waits stay inside it.
   TimePoint deadline() const { return deadline_; }
   void set_deadline(TimePoint deadline) { deadline_ = deadline; }
-  // When the attempt started (the attempt timeout counts from here), on the same clock.
+  // When the attempt started (the attempt timeout counts from here), on the same clock;
+  // the epoch (TimePoint{}) outside the call runner.
   TimePoint attempt_started() const { return attempt_started_; }
   void set_attempt_started(TimePoint started) { attempt_started_ = started; }
   // Time left before the deadline, never negative, on the worker clock the call runs under

@@ -33,8 +33,11 @@ class BackendTool : public Tool {
       ctx.checkpoint();
       if (answer_at > ctx.deadline()) {
         // The request is out; whether the backend acted on it is unknown. The time is the
-        // attempt's, as the attempt timeout counts it (from before `sent`).
-        const int64_t waited = ToMillis(std::chrono::steady_clock::now() - ctx.attempt_started());
+        // attempt's, as the attempt timeout counts it (from before `sent`), when the call
+        // runner said when the attempt started.
+        const TimePoint from =
+            ctx.attempt_started() == TimePoint{} ? TimePoint(sent) : ctx.attempt_started();
+        const int64_t waited = ToMillis(std::chrono::steady_clock::now() - from);
         return ErrorResult("The deployment API did not answer within the attempt timeout (" +
                                std::to_string(waited) +
                                " ms); the request may have been "
