@@ -1,6 +1,7 @@
 // The bench's small C helpers, compiled on demand into build/: the "floor" server (floor.c),
-// shared by scripts/bench (throughput) and scripts/bench --startup, and the allocation
-// counter (alloc_count.c) of scripts/bench --allocs.
+// shared by scripts/bench (throughput) and scripts/bench --startup, the allocation
+// counter (alloc_count.c) of scripts/bench --allocs, and the slower disk (slow_flush.c) of
+// scripts/bench --ledger --flush-delay-us.
 import { execFileSync } from 'node:child_process';
 import { existsSync, statSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -18,6 +19,11 @@ export function ensureFloor(log = () => {}) {
 // Path of the allocation counter, an LD_PRELOAD shared object, built the same way.
 export function ensureAllocCounter(log = () => {}) {
   return ensureBuilt('alloc_count.c', 'bench-alloc-count.so', ['-shared', '-fPIC'], log);
+}
+
+// Path of the slower disk, an LD_PRELOAD shared object, built the same way.
+export function ensureSlowFlush(log = () => {}) {
+  return ensureBuilt('slow_flush.c', 'bench-slow-flush.so', ['-shared', '-fPIC'], log);
 }
 
 function ensureBuilt(source, output, flags, log) {

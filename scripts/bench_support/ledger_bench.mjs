@@ -50,6 +50,12 @@
 // For each keel phase: keel's CPU (utime+stime from /proc/<pid>/stat) over the measured
 // phase per call, and its peak RSS (VmHWM) at the end of the phase; per-call latency is
 // send -> response. The driver, keel and the disk share this machine's CPUs.
+//
+// --flush-delay-us N: a slower disk. Every fsync and fdatasync of keel, of the raw peer and
+//   of the PostgreSQL server takes N microseconds longer (an LD_PRELOAD shim,
+//   slow_flush.c, set in this process's environment before any of them starts). This VM's
+//   flush costs about 150 us; most disks without a battery-backed cache take a millisecond
+//   or more, and there the raw rate is one flush per commit while keel's group shares one.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, existsSync, mkdtempSync, rmSync, readdirSync } from 'node:fs';
 import { tmpdir, cpus } from 'node:os';
@@ -58,6 +64,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { backgroundLoad } from './machine_load.mjs';
 import { forEachArg, table } from './cli.mjs';
+import { ensureSlowFlush } from './floor.mjs';
 import {
   log, die, ServerFailed, keelDefaults, procStatusKB, startKeel, waitUntil, initialize,
   summary, fmt, backgroundLines, goalLines,
@@ -69,7 +76,8 @@ const repo = resolve(here, '..', '..');
 export const USAGE = `usage: scripts/bench --ledger [--engine sqlite|postgres|both] [--calls N] [--warmup N]
                               [--inflight 1,16,64] [--replays N]
                               [--replay-warmup N] [--replay-inflight K] [--raw-commits N]
-                              [--raw-warmup N] [--workers W] [--keel PATH] [--json]
+                              [--raw-warmup N] [--workers W] [--flush-delay-us N]
+                              [--keel PATH] [--json]
   --ledger            exactly-once mutations through keel vs the engine's raw durable commit rate
                       (method: scripts/bench_support/ledger_bench.mjs)
     --engine E        sqlite (WAL, synchronous=FULL), postgres (a throwaway PostgreSQL 15 with
@@ -84,6 +92,9 @@ export const USAGE = `usage: scripts/bench --ledger [--engine sqlite|postgres|bo
     --raw-commits N   raw commits measured, in two halves around keel's runs (default 2000)
     --raw-warmup N    unrecorded raw commits before each half (default 50)
     --workers W       keel --workers (default: each phase's in-flight count, at least 2)
+    --flush-delay-us N  simulate a slower disk: every fsync/fdatasync of keel, the raw peer
+                      and the PostgreSQL server takes N us longer (LD_PRELOAD slow_flush.c;
+                      default 0: the real disk only)
   --keel PATH         keel binary (default $KEEL_BINARY or build/keel)
   --json              print the results as JSON on stdout instead of the summary
 Progress goes to stderr. Exit 0 unless keel fails to run.`;
@@ -104,6 +115,7 @@ function parseArgs(argv) {
     rawCommits: 2000,
     rawWarmup: 50,
     workers: null,
+    flushDelayUs: 0,
     keel: process.env.KEEL_BINARY || join(repo, 'build', 'keel'),
     json: false,
   };
@@ -126,6 +138,7 @@ function parseArgs(argv) {
       case '--raw-commits': o.rawCommits = int(val(), 2); break;
       case '--raw-warmup': o.rawWarmup = int(val()); break;
       case '--workers': o.workers = int(val(), 1); break;
+      case '--flush-delay-us': o.flushDelayUs = int(val()); break;
       case '--keel': o.keel = resolve(val()); break;
       case '--json': o.json = true; break;
       case '-h': case '--help': process.stdout.write(USAGE + '\n'); process.exit(0);
@@ -425,6 +438,10 @@ function report(r) {
   lines.push(`== ${r.engine_title}: keel exactly-once mutations vs its raw durable commit rate; ${r.cpus} CPU core(s)`);
   lines.push(`shared by the driver, keel${r.engine === 'postgres' ? ', the server' : ''} and the disk. Temp dir ${r.dir} on ${r.fs_type};`);
   lines.push(`${r.settings}. keel workers: ${workers}.`);
+  if (r.flush_delay_us > 0) {
+    lines.push(`SIMULATED SLOWER DISK: every fsync/fdatasync of keel, the raw peer${r.engine === 'postgres' ? ' and the server' : ''} ` +
+      `takes ${r.flush_delay_us} us longer (--flush-delay-us, slow_flush.c).`);
+  }
   if (r.fs_type === 'tmpfs' || r.fs_type === 'ramfs') {
     lines.push('NOTE: the temp dir is in memory: fsync is free here, so these figures do not reflect a disk.');
   }
@@ -518,6 +535,7 @@ async function runEngine(o, engine, dir) {
     dir,
     fs_type: fsType(dir),
     workers,
+    flush_delay_us: o.flushDelayUs,
     raw: { commits: o.rawCommits, seconds: rawSeconds, commits_per_s: o.rawCommits / rawSeconds, halves },
     new_keys: newKeys,
     replays,
@@ -530,6 +548,13 @@ async function runEngine(o, engine, dir) {
 export async function main(argv) {
   const o = parseArgs(argv);
   const t = performance.now();
+  if (o.flushDelayUs > 0) {
+    // Children inherit it: the raw programs, keel (cleanEnv keeps all but KEEL_*) and
+    // scripts/pg_test_server's server (runuser keeps the environment).
+    const shim = ensureSlowFlush(log);
+    process.env.LD_PRELOAD = process.env.LD_PRELOAD ? `${shim}:${process.env.LD_PRELOAD}` : shim;
+    process.env.BENCH_FLUSH_DELAY_US = String(o.flushDelayUs);
+  }
   const dir = mkdtempSync(join(tmpdir(), 'keel-bench-ledger-'));
   const names = o.engine === 'both' ? ['sqlite', 'postgres'] : [o.engine];
   const results = [];
