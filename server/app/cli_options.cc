@@ -424,7 +424,7 @@ void AddWrapOptions(CLI::App& app, CliOptions& o) {
       ->group(group);
   app.add_option("--upstream-restarts", o.upstream_restarts,
                  "keel wrap: restarts of a crashed upstream allowed within "
-                 "--upstream-restart-window (backoff 100 ms doubling to 5 s); then calls "
+                 "--upstream-restart-window (backoff 250 ms doubling to 8 s, jittered); then calls "
                  "answer upstream_unavailable")
       ->envname("KEEL_UPSTREAM_RESTARTS")
       ->check(CLI::Range(0, 1000))

@@ -66,7 +66,8 @@ HttpUpstream::HttpUpstream(const UpstreamEndpoint& endpoint, UpstreamEvents even
     : endpoint_(endpoint),
       shown_url_(ShownUrl(endpoint.url)),
       events_(std::move(events)),
-      session_(endpoint.headers) {}
+      session_(endpoint.headers),
+      stream_schedule_(endpoint.reconnect_id) {}
 
 std::unique_ptr<HttpUpstream> HttpUpstream::Start(const UpstreamEndpoint& endpoint,
                                                   UpstreamEvents events, std::string* error) {

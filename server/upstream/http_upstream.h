@@ -31,7 +31,8 @@
 //  5. Legacy only: once notifications/initialized is accepted, a GET stream is opened for
 //     what the upstream says outside requests (list_changed, ...; related = null). 405 (or
 //     any refusal) means the upstream has none: keel does without. A stream that ends is
-//     opened again after 1 s, doubling to 30 s (stream_schedule.h).
+//     opened again after REC-2's backoff: 250 ms doubling to 8 s, jittered
+//     (stream_schedule.h, reconnect_backoff.h).
 //  6. Bounds: at most kMaxInFlight POSTs at once (each may hold a connection and a stream);
 //     more wait in a queue of at most max_queued_bytes, beyond which Send fails. An
 //     answered stream the upstream leaves open is closed after kAnswerLinger (transfer_pool.h).
@@ -68,6 +69,7 @@ struct UpstreamEndpoint {
   size_t max_line_bytes = 16 << 20;
   size_t max_queued_bytes = 8 << 20;
   Duration connect_timeout = Millis(10000);
+  uint64_t reconnect_id = 0;  // the GET stream's reconnect jitter (reconnect_backoff.h)
 };
 
 class HttpUpstream final : public UpstreamTransport {

@@ -1,6 +1,6 @@
 #include "server/upstream/stream_schedule.h"
 
-#include <algorithm>
+#include "server/upstream/reconnect_backoff.h"
 
 namespace keel {
 
@@ -17,8 +17,9 @@ bool StreamSchedule::Ended(long status, bool event_stream, TimePoint now) {
     due_ = TimePoint::max();
     return false;
   }
-  due_ = now + delay_;
-  delay_ = std::min<Duration>(delay_ * 2, kMaxRetry);
+  due_ = now + ReconnectDelay(attempt_, client_id_);
+  // Counted on past the cap, so that the jitter goes on changing; bounded against overflow.
+  if (attempt_ < 1000000) ++attempt_;
   return true;
 }
 

@@ -10,14 +10,13 @@
 #include "server/input/input_round.h"
 #include "server/runtime/random_hex.h"
 #include "server/upstream/http_upstream.h"
+#include "server/upstream/reconnect_backoff.h"
 
 namespace keel {
 namespace {
 
 constexpr const char* kModernVersion = "2026-07-28";
 constexpr const char* kLegacyVersion = "2025-11-25";
-constexpr Duration kFirstBackoff = Millis(100);
-constexpr Duration kMaxBackoff = Millis(5000);
 constexpr int kMaxListPages = 100;
 
 // What keel can pass on to its clients: their questions (elicitation, sampling) through
@@ -25,6 +24,11 @@ constexpr int kMaxListPages = 100;
 // server told "no roots" may narrow what it serves (server-filesystem does).
 Json KeelClientCapabilities() {
   return Json{{"elicitation", Json::object()}, {"sampling", Json::object()}};
+}
+
+UpstreamOptions WithReconnectId(UpstreamOptions options) {
+  if (options.reconnect_id == 0) options.reconnect_id = RandomReconnectId();
+  return options;
 }
 
 Json KeelClientInfo() { return Json{{"name", "keel"}, {"version", KEEL_VERSION}}; }
@@ -43,7 +47,8 @@ std::string ErrorText(const Json& answer) {
 
 }  // namespace
 
-UpstreamLink::UpstreamLink(UpstreamOptions options) : options_(std::move(options)) {}
+UpstreamLink::UpstreamLink(UpstreamOptions options)
+    : options_(WithReconnectId(std::move(options))) {}
 
 UpstreamLink::~UpstreamLink() { Shutdown(); }
 
@@ -91,6 +96,7 @@ std::unique_ptr<UpstreamTransport> UpstreamLink::MakeTransport(UpstreamClient& c
     endpoint.headers = options_.headers;
     endpoint.max_line_bytes = options_.command.max_line_bytes;
     endpoint.max_queued_bytes = options_.command.max_queued_bytes;
+    endpoint.reconnect_id = options_.reconnect_id;
     std::unique_ptr<HttpUpstream> http = HttpUpstream::Start(endpoint, client.Events(), &why);
     if (!http) {
       *error = "cannot connect to " + options_.url + ": " + why;
@@ -401,8 +407,7 @@ void UpstreamLink::Supervise() {
       continue;
     }
     restarts.push_back(now);
-    const Duration backoff =
-        std::min<Duration>(kMaxBackoff, kFirstBackoff * (1 << std::min(failures, 6)));
+    const Duration backoff = ReconnectDelay(failures + 1, options_.reconnect_id);
     if (cv_.wait_for(lock, backoff, [&] { return stopping_; })) return;
     const UpstreamLists before = lists_;
     lock.unlock();

@@ -12,7 +12,8 @@
 //  2. When an instance's connection ends (it exited, crashed, closed its stdout; over HTTP:
 //     unreachable, or its session ended, http_upstream.h rule 3), every
 //     request in flight is lost (upstream_client.h rule 5) and a new instance is started
-//     after a backoff (100 ms, doubling, at most 5 s), unless max_restarts restarts happened
+//     after REC-2's backoff (reconnect_backoff.h: 250 ms doubling to 8 s, each in the upper
+//     half of its step, jittered by reconnect_id), unless max_restarts restarts happened
 //     within restart_window: then keel stops restarting and every call is answered
 //     upstream_unavailable (the log says why). A new instance's lists are read again; a
 //     change fires on_lists_changed.
@@ -61,6 +62,9 @@ struct UpstreamOptions {
   int max_restarts = 5;
   Millis restart_window{60000};
   Duration shutdown_grace = Millis(1500);
+  // REC-2's jitter (reconnect_backoff.h), for restarts and an HTTP upstream's GET stream;
+  // 0: UpstreamLink draws one at random.
+  uint64_t reconnect_id = 0;
 };
 
 struct UpstreamInfo {
