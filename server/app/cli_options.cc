@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -12,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "ledger/database.h"
+#include "protocol/text_file.h"
 #include "server/app/build_commit.h"
 #include "server/app/config_location.h"
 #include "server/app/exit_codes.h"
@@ -57,12 +59,16 @@ Exit codes: 0 ok, 64 bad usage, 66 a named file missing or unreadable, 69 the wr
 
 // Applies the config file to options that neither the command line nor the environment set.
 int ApplyConfigFile(CLI::App& app, const std::string& path) {
+  std::string why;
+  const std::optional<std::string> text = ReadTextFile(path, &why);
+  if (!text) {
+    std::cerr << "keel: cannot read config file " << path << ": " << why << "\n";
+    return kExitNoInput;
+  }
   std::vector<CLI::ConfigItem> items;
   try {
-    items = CLI::ConfigTOML().from_file(path);
-  } catch (const CLI::FileError& e) {
-    std::cerr << "keel: cannot read config file " << path << ": " << e.what() << "\n";
-    return kExitNoInput;
+    std::istringstream in(*text);
+    items = CLI::ConfigTOML().from_config(in);
   } catch (const CLI::Error& e) {
     std::cerr << "keel: config file " << path << ": " << e.what() << "\n";
     return kExitConfig;

@@ -1,8 +1,10 @@
 #include "server/app/http_setup.h"
 
 #include <cctype>
-#include <fstream>
+#include <optional>
+#include <string>
 
+#include "protocol/text_file.h"
 #include "server/app/exit_codes.h"
 
 namespace keel {
@@ -69,14 +71,14 @@ HttpSetup PrepareHttp(const CliOptions& flags, std::ostream& err) {
   options.guard.loopback_bind = IsLoopbackBind(options.server.host);
   options.guard.allowed_origins = flags.http_allow_origins;
   if (!flags.http_token_file.empty()) {
-    std::ifstream in(flags.http_token_file);
-    if (!in) {
-      err << "keel: cannot read --http-token-file " << flags.http_token_file << "\n";
+    std::string why;
+    const std::optional<std::string> text = ReadTextFile(flags.http_token_file, &why);
+    if (!text) {
+      err << "keel: cannot read --http-token-file " << flags.http_token_file << ": " << why << "\n";
       setup.exit_code = kExitNoInput;
       return setup;
     }
-    std::string line;
-    std::getline(in, line);
+    const std::string line = text->substr(0, text->find('\n'));
     const size_t begin = line.find_first_not_of(" \t\r");
     const size_t end = line.find_last_not_of(" \t\r");
     if (begin == std::string::npos) {

@@ -1,12 +1,10 @@
 #include "server/catalog/catalog_binding.h"
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
+#include <optional>
 
+#include "protocol/text_file.h"
 #include "server/catalog/builtin_catalog.h"
 #include "server/catalog/catalog_paths.h"
 #include "server/catalog/catalog_spec.h"
@@ -47,20 +45,15 @@ CatalogLoad LoadCatalogFile(const std::string& path, CatalogMode mode) {
   if (path.empty()) return LoadCatalog(BuiltinCatalogJson());
   std::error_code error;
   const std::filesystem::path base = std::filesystem::absolute(path, error).parent_path();
-  errno = 0;
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (in) text << in.rdbuf();
-  if (!in || in.bad() || std::filesystem::is_directory(path, error)) {
-    const int error_number = in && !in.bad() ? EISDIR : errno;
+  std::string why;
+  const std::optional<std::string> text = ReadTextFile(path, &why);
+  if (!text) {
     CatalogLoad failed;
     failed.unreadable = true;
-    failed.problems.push_back(
-        path + ": cannot be read" +
-        (error_number != 0 ? " (" + std::string(std::strerror(error_number)) + ")" : ""));
+    failed.problems.push_back(path + ": cannot be read (" + why + ")");
     return failed;
   }
-  CatalogLoad load = LoadCatalog(text.str(), mode);
+  CatalogLoad load = LoadCatalog(*text, mode);
   if (!load.catalog) return load;
   ResolveCatalogPaths(base, *load.catalog, &load.problems, &load.warnings);
   if (!load.problems.empty()) load.catalog.reset();

@@ -1,31 +1,22 @@
 #include "server/policy/policy_loader.h"
 
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <optional>
 
+#include "protocol/text_file.h"
 #include "server/policy/policy_json.h"
 
 namespace keel {
 
 LoadedPolicy LoadPolicyFile(const std::string& path) {
   LoadedPolicy loaded;
-  errno = 0;
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  if (in) text << in.rdbuf();
-  std::error_code error;
-  if (!in || in.bad() || std::filesystem::is_directory(path, error)) {
-    const int error_number = in && !in.bad() ? EISDIR : errno;
+  std::string error;
+  const std::optional<std::string> text = ReadTextFile(path, &error);
+  if (!text) {
     loaded.unreadable = true;
-    loaded.problems.push_back(
-        path + ": cannot read the policy file" +
-        (error_number != 0 ? " (" + std::string(std::strerror(error_number)) + ")" : ""));
+    loaded.problems.push_back(path + ": cannot read the policy file (" + error + ")");
     return loaded;
   }
-  PolicyParseResult parsed = ParsePolicy(text.str());
+  PolicyParseResult parsed = ParsePolicy(*text);
   if (!parsed.policy) {
     loaded.problems = std::move(parsed.problems);
     return loaded;

@@ -293,6 +293,14 @@ TEST_CASE("a missing config file exits 66") {
   CHECK(ExitCode(Parse({})) == 66);
 }
 
+TEST_CASE("a config path that names a directory exits 66, not read as an empty file") {
+  CleanKeelEnv env;
+  keel::TempDir dir;
+  CHECK(ExitCode(Parse({"--config", dir.path()})) == 66);
+  env.Set("KEEL_CONFIG", dir.path().c_str());
+  CHECK(ExitCode(Parse({})) == 66);
+}
+
 TEST_CASE("a config value of the wrong type or out of range is a configuration error, exit 78") {
   CleanKeelEnv env;
   keel::TempDir dir;
