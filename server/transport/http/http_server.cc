@@ -302,6 +302,18 @@ int HttpServer::Access(HttpCall& call, const char* upload, size_t* upload_size) 
       call.phase_ = HttpCall::Phase::kWaiting;
       return QueueAnswer(call) ? 1 : 0;
     }
+    const size_t lengths = call.request_.CountHeader("content-length");
+    if (lengths > 1 || (lengths == 1 && call.request_.CountHeader("transfer-encoding") > 0)) {
+      call.answered_ = true;
+      call.whole_ =
+          HttpCall::Whole{400,
+                          "text/plain",
+                          lengths > 1 ? "more than one Content-Length header\n"
+                                      : "both Content-Length and Transfer-Encoding headers\n",
+                          {{"Connection", "close"}}};
+      call.phase_ = HttpCall::Phase::kWaiting;
+      return QueueAnswer(call) ? 1 : 0;
+    }
     if (auto length = call.request_.Header("content-length")) {
       const std::string text(*length);
       char* end = nullptr;

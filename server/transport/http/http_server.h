@@ -15,7 +15,9 @@
 //  1. The handler sees a request once, complete: headers (names lower-cased) and a body of at
 //     most `max_body_bytes`. A larger body (by Content-Length, or once the chunks exceed it)
 //     is answered 413 here; past `max_connections` open connections a request is answered 503;
-//     neither reaches the handler.
+//     a request whose body two headers frame (two Content-Lengths, or one with
+//     Transfer-Encoding: RFC 9112 §6.3, the request-smuggling shapes, which libmicrohttpd
+//     accepts) is answered 400 and the connection closed. None of them reaches the handler.
 //  2. Each HttpCall is answered at most once: Respond (a whole body) or Stream (a body pulled
 //     from a StreamSource until it ends). Until then the connection is suspended: keel reads
 //     nothing more from it and libmicrohttpd's timeout does not run.

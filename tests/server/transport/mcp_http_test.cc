@@ -1206,6 +1206,41 @@ TEST_CASE("Malformed HTTP gets a 400 and the next client is served", "[http][mcp
   CHECK(good.status == 200);
 }
 
+// RFC 9112 §6.3: a body whose length two headers give differently is a request-smuggling
+// vector (a proxy in front may frame it by the other one). libmicrohttpd picks one; keel
+// refuses the request instead, and closes the connection.
+TEST_CASE("A request framed twice (two Content-Lengths, or one with Transfer-Encoding) is 400",
+          "[http][mcp_http][HTTP-3]") {
+  HttpHarness harness;
+  HttpAnswerEverything(harness);
+  const std::string body = HttpModernBody(1, "tools/list");
+  const std::string length = std::to_string(body.size());
+  const std::string chunked = [&] {
+    char size[16];
+    std::snprintf(size, sizeof size, "%zx", body.size());
+    return std::string(size) + "\r\n" + body + "\r\n0\r\n\r\n";
+  }();
+  struct Case {
+    HttpHeaderList headers;
+    std::string body;
+  };
+  const HttpHeaderList base = HttpModernHeaders("tools/list");
+  for (const Case& framed : std::vector<Case>{
+           {HttpWith(HttpWith(base, "Content-Length", length), "Content-Length", "5"), body},
+           {HttpWith(HttpWith(base, "Content-Length", length), "Content-Length", length), body},
+           {HttpWith(HttpWith(base, "Transfer-Encoding", "chunked"), "Content-Length", length),
+            chunked}}) {
+    const HttpReply reply = harness.RoundTrip(
+        HttpRequestText(harness.port(), "POST", "/mcp", framed.headers, framed.body));
+    INFO(reply.raw.substr(0, 300));
+    CHECK(reply.status == 400);
+    CHECK(reply.Header("connection") == "close");
+  }
+  CHECK(harness.seen.empty());
+  CHECK(harness.RoundTrip(HttpRequestText(harness.port(), "POST", "/mcp", base, body)).status ==
+        200);
+}
+
 TEST_CASE("Headers larger than the header memory bound are refused without reaching the dispatcher",
           "[http][mcp_http][HTTP-3]") {
   McpHttpOptions options = HttpTestOptions();
