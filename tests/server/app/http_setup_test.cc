@@ -35,7 +35,7 @@ TEST_CASE("the token is the token file's first line without surrounding spaces",
   CHECK(WithTokenFile(dir.Write("bare", "bare-token"), &err).options->guard.token == "bare-token");
 }
 
-TEST_CASE("a token file that cannot be read is exit 66 with the reason; an empty one 78",
+TEST_CASE("a token file that cannot be read is exit 66 with the reason, an empty one exit 78",
           "[http]") {
   TempDir dir;
   std::string err;
