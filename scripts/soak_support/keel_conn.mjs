@@ -121,6 +121,15 @@ export class Keel {
     rec.answeredAt = now();
     rec.msg = msg;
     this.outstanding.delete(rec);
+    // A task's status is noted here, in the order the lines came, not when the scenario
+    // awaiting this answer resumes: by then a notifications/tasks/status that came right
+    // after it (in the same read) has been noted already, and an older status noted after a
+    // newer one would look like a terminal status that changed.
+    const task = msg.result;
+    if ((rec.method === 'tasks/get' || rec.method === 'tasks/cancel') &&
+        typeof task?.taskId === 'string' && TASK_STATUSES.has(task.status)) {
+      this.noteTaskStatus(task.taskId, task.status, rec.method);
+    }
     rec.resolve(msg);
   }
 
