@@ -140,8 +140,9 @@ class ToolContext {
     attempt_ = attempt;
     attempt_id_ = std::move(attempt_id);
   }
-  // When keel will end the attempt (the call's maximum timeout, or the attempt timeout):
-  // blocking waits stay inside it.
+  // When the attempt ends at the latest: the attempt timeout, or a moment after the call's
+  // maximum timeout (whose own timer ends the call and cancels the attempt first; see
+  // retry_executor.h contract 1). Blocking waits stay inside it, and end on the cancel.
   TimePoint deadline() const { return deadline_; }
   void set_deadline(TimePoint deadline) { deadline_ = deadline; }
   // When the attempt started (the attempt timeout counts from here), on the same clock;

@@ -131,11 +131,13 @@ RetryOutcome RetryExecutor::Run(const RetryCall& call, const Deps& deps, const A
     if (n == 1) deps.budgets->RecordFirstAttempt(call.backend, call.budget);
 
     const TimePoint start = deps.now();
-    const AttemptInfo info{
-        .attempt = n,
-        .attempt_id = AttemptId(call.intent_id, n),
-        .started = start,
-        .deadline = std::min(call.call_deadline, start + Millis(call.policy.timeouts.attempt_ms))};
+    const TimePoint attempt_end = start + Millis(call.policy.timeouts.attempt_ms);
+    const AttemptInfo info{.attempt = n,
+                           .attempt_id = AttemptId(call.intent_id, n),
+                           .started = start,
+                           .deadline = attempt_end < call.call_deadline
+                                           ? attempt_end
+                                           : call.call_deadline + kAfterCallDeadline};
     AttemptResult attempted = attempt(info);
     outcome.result = std::move(attempted.result);
     outcome.attempts = n;

@@ -10,8 +10,14 @@
 //
 // Contract of Run():
 //  1. Attempt 1 always runs (the call was admitted; the kill switch, approval and argument
-//     checks happen before). Each attempt n gets AttemptId(intent_id, n) and a deadline of
-//     min(call_deadline, now + policy.timeouts.attempt_ms).
+//     checks happen before). Each attempt n gets AttemptId(intent_id, n) and a deadline:
+//     now + policy.timeouts.attempt_ms when that comes before call_deadline, else
+//     call_deadline + kAfterCallDeadline. In the second case the call's own maximum timeout
+//     ends the call (the coordinator answers the timeout and cancels the attempt), so the
+//     attempt's deadline lies a moment after it: a tool that stops at its deadline (a
+//     command killed, an upstream given up) must not race the coordinator's timer with an
+//     attempt_timeout of its own at about the same instant. The moment bounds a tool that
+//     ignores the cancel.
 //  2. A first attempt deposits in the backend's retry budget (RecordFirstAttempt) before it
 //     runs; a retry withdraws a token (only when the decision is to retry).
 //  3. After a failed attempt (its AttemptResult's failure), Decide() is asked with the
@@ -88,11 +94,15 @@ struct RetryEvent {
 // "retry.scheduled", "retry.suppressed", "retry.would_have".
 std::string_view RetryEventName(RetryEvent::Kind kind);
 
+// Contract 1: how long after the call's deadline an attempt's own deadline lies, when the
+// call's comes first.
+constexpr Duration kAfterCallDeadline = Millis(500);
+
 struct AttemptInfo {
   int attempt = 1;         // 1-based
   std::string attempt_id;  // AttemptId(intent_id, attempt)
   TimePoint started;       // when the attempt started, on the executor's clock
-  TimePoint deadline;      // min(call deadline, started + attempt_ms)
+  TimePoint deadline;      // started + attempt_ms, or call deadline + kAfterCallDeadline
 };
 
 // What one attempt returned and how it failed (ClassifyResult; nullopt: success), classified

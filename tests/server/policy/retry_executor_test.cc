@@ -405,7 +405,8 @@ TEST_CASE("shadow mode still marks an ambiguous unsafe write as needing reconcil
 }
 
 TEST_CASE(
-    "each attempt's deadline is the earlier of the call deadline and its start plus attempt_ms",
+    "an attempt's deadline is its start plus attempt_ms, or a moment after the call deadline "
+    "when that comes first",
     "[retry]") {
   Harness h;
   h.call.policy.timeouts.attempt_ms = 1000;
@@ -415,9 +416,12 @@ TEST_CASE(
   REQUIRE(h.attempts.size() == 2);
   CHECK(h.attempts[0].started == h.t0);
   CHECK(h.attempts[0].deadline == h.t0 + Millis(1000));  // attempt_ms first
-  // The retry starts at t0 + 125 ms; t0 + 1125 ms would pass the call deadline.
+  // The retry starts at t0 + 125 ms; t0 + 1125 ms would pass the call deadline. The call's
+  // own maximum timeout ends the call at t0 + 1100 ms (and cancels the attempt); the
+  // attempt's deadline lies after it, so the attempt's own timer never answers first.
   CHECK(h.attempts[1].started == h.t0 + Millis(125));
-  CHECK(h.attempts[1].deadline == h.t0 + Millis(1100));
+  CHECK(h.attempts[1].deadline == h.t0 + Millis(1100) + kAfterCallDeadline);
+  CHECK(h.attempts[1].deadline > h.call.call_deadline);
 }
 
 TEST_CASE("the retry budget pool replaces a bucket when its settings change", "[retry]") {
