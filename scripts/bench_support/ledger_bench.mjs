@@ -439,7 +439,7 @@ function report(r) {
   lines.push(`shared by the driver, keel${r.engine === 'postgres' ? ', the server' : ''} and the disk. Temp dir ${r.dir} on ${r.fs_type};`);
   lines.push(`${r.settings}. keel workers: ${workers}.`);
   if (r.flush_delay_us > 0) {
-    lines.push(`SIMULATED SLOWER DISK: every fsync/fdatasync of keel, the raw peer${r.engine === 'postgres' ? ' and the server' : ''} ` +
+    lines.push(`SIMULATED SLOWER DISK: every fsync/fdatasync of ${r.engine === 'postgres' ? 'keel, the raw peer and the server' : 'keel and the raw peer'} ` +
       `takes ${r.flush_delay_us} us longer (--flush-delay-us, slow_flush.c).`);
   }
   if (r.fs_type === 'tmpfs' || r.fs_type === 'ramfs') {

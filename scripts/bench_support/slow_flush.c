@@ -7,7 +7,7 @@
  * like with like.
  *
  * Without BENCH_FLUSH_DELAY_US (or with 0) the shim only forwards. Each call forwards to the
- * next definition (glibc's), looked up with dlsym on first use.
+ * next definition (glibc's), looked up with dlsym when the shim is loaded.
  *
  * Built by scripts/bench: cc -O2 -shared -fPIC -o build/bench-slow-flush.so slow_flush.c
  */
@@ -19,37 +19,31 @@
 
 typedef int (*flush_fn)(int);
 
-static long delay_us; /* set once, before main and before any thread */
+static long delay_us;        /* set once, before main and before any thread */
+static flush_fn real_fsync;  /* the next definitions (glibc's), looked up then too */
+static flush_fn real_fdatasync;
 
 __attribute__((constructor)) static void slow_flush_init(void) {
   const char *s = getenv("BENCH_FLUSH_DELAY_US");
   delay_us = s ? atol(s) : 0;
   if (delay_us < 0) delay_us = 0;
+  real_fsync = (flush_fn)dlsym(RTLD_NEXT, "fsync");
+  real_fdatasync = (flush_fn)dlsym(RTLD_NEXT, "fdatasync");
 }
 
-static void after_flush(void) {
-  if (delay_us == 0) return;
-  struct timespec left = {delay_us / 1000000, (delay_us % 1000000) * 1000};
-  while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+/* The real flush, then the delay; errno as the real call left it. */
+static int slowed(flush_fn real, int fd) {
+  int r = real(fd);
+  int saved = errno;
+  if (delay_us > 0) {
+    struct timespec left = {delay_us / 1000000, (delay_us % 1000000) * 1000};
+    while (nanosleep(&left, &left) != 0 && errno == EINTR) {
+    }
   }
-}
-
-int fsync(int fd) {
-  static flush_fn real;
-  if (!real) real = (flush_fn)dlsym(RTLD_NEXT, "fsync");
-  int saved, r = real(fd);
-  saved = errno;
-  after_flush();
   errno = saved;
   return r;
 }
 
-int fdatasync(int fd) {
-  static flush_fn real;
-  if (!real) real = (flush_fn)dlsym(RTLD_NEXT, "fdatasync");
-  int saved, r = real(fd);
-  saved = errno;
-  after_flush();
-  errno = saved;
-  return r;
-}
+int fsync(int fd) { return slowed(real_fsync, fd); }
+
+int fdatasync(int fd) { return slowed(real_fdatasync, fd); }
